@@ -1,0 +1,285 @@
+"""Input layouts -> units of files to read.
+
+Accepted inputs: a directory (a `gh run download` tree with one directory per artifact, a local
+sweep directory, or one artifact), an artifact zip (or a zip of zips as the REST API serves), or
+loose files. A *unit* is one directory holding files (its `aiperf_artifacts/`, `logs/`, `results/`
+subdirectories belong to it): the readers see a unit's files together.
+
+Retried artifacts are deduplicated by logical name (the trailing `_<runner>_<n>` stripped), keeping
+the newest; units named `agentic_<x>`, `server_logs_<x>`, `power_audit_<x>` share the pair key of
+`bmk_agentic_<x>` / `bmk_<x>` so raw metrics join their aggregate.
+
+Zip extraction refuses absolute paths, `..` escapes, symlinks, more than MAX_MEMBERS members,
+declared sizes beyond the limit and members that inflate past their declared size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import stat
+import zipfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from ingest.errors import UnsafeArchiveError
+from ingest.readers.base import SourceFile
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_ARCHIVE_BYTES = 2 * 1024 * 1024 * 1024
+MAX_MEMBERS = 20_000
+MAX_RATIO = 200
+_NESTED_DIRS = {"aiperf_artifacts", "logs", "results", "trace_replay", "LOGS", "agentic"}
+_RETRY = re.compile(r"_(?P<pool>[A-Za-z0-9][A-Za-z0-9.-]*?)_(?P<n>\d+)$")
+_PAIR_PREFIXES = (
+    "bmk_agentic_",
+    "agentic_",
+    "bmk_",
+    "multinode_server_logs_",
+    "server_logs_",
+    "power_audit_",
+    "gpu_metrics_",
+)
+PRIMARY_PREFIXES = ("bmk_agentic_", "bmk_")
+
+
+def logical_name(name: str) -> str:
+    """Artifact name with a trailing `_<runner>_<n>` retry suffix stripped."""
+    return _RETRY.sub("", name)
+
+
+def pair_key(name: str) -> str:
+    """Key shared by an aggregate artifact and its raw/log siblings (retry suffix kept)."""
+    for prefix in _PAIR_PREFIXES:
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+@dataclass
+class FileProblem:
+    """A file that could not even be read (oversize, unsafe archive, unreadable)."""
+
+    rel: str
+    reason: str
+    field: str = ""
+
+
+@dataclass
+class Unit:
+    """Files of one directory, read together."""
+
+    name: str
+    files: list[SourceFile] = field(default_factory=list)
+    mtime: float = 0.0
+
+    @property
+    def logical(self) -> str:
+        return logical_name(self.name)
+
+    @property
+    def pair(self) -> str:
+        return pair_key(self.name)
+
+    @property
+    def is_primary(self) -> bool:
+        return self.name.startswith(PRIMARY_PREFIXES)
+
+
+@dataclass
+class Collected:
+    """What one input path yielded."""
+
+    default_run_id: str
+    units: list[Unit]
+    problems: list[FileProblem]
+    superseded: list[str] = field(default_factory=list)
+
+
+def _unit_dir(rel_parent: PurePosixPath) -> PurePosixPath:
+    parts = list(rel_parent.parts)
+    while parts and parts[-1] in _NESTED_DIRS:
+        parts.pop()
+    return PurePosixPath(*parts) if parts else PurePosixPath(".")
+
+
+def _read_file(
+    path: Path, rel: str, artifact: str, problems: list[FileProblem]
+) -> SourceFile | None:
+    try:
+        if path.is_symlink():
+            problems.append(
+                FileProblem(
+                    rel, "symbolic link: not followed (a result file must be a regular file)"
+                )
+            )
+            return None
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            problems.append(
+                FileProblem(rel, f"file is {size} bytes, over the {MAX_FILE_BYTES} byte limit")
+            )
+            return None
+        return SourceFile(path=path, rel=rel, artifact=artifact, data=path.read_bytes())
+    except OSError as exc:
+        problems.append(FileProblem(rel, f"cannot read file: {exc.strerror or exc}"))
+        return None
+
+
+def _group(
+    entries: Iterable[tuple[Path, PurePosixPath]],
+    root_name: str,
+    prefix: str,
+    problems: list[FileProblem],
+) -> list[Unit]:
+    units: dict[PurePosixPath, Unit] = {}
+    for path, rel in entries:
+        udir = _unit_dir(rel.parent)
+        name = root_name if str(udir) == "." else udir.name
+        unit = units.setdefault(udir, Unit(name=name))
+        src = _read_file(path, f"{prefix}{rel}", logical_name(name), problems)
+        if src is not None:
+            unit.files.append(src)
+            with contextlib.suppress(OSError):
+                unit.mtime = max(unit.mtime, path.stat().st_mtime)
+    return [u for u in units.values() if u.files]
+
+
+def _walk(root: Path) -> list[tuple[Path, PurePosixPath]]:
+    out = []
+    for p in sorted(root.rglob("*")):
+        if p.name.startswith(".") or any(
+            part.startswith(".") for part in p.relative_to(root).parts
+        ):
+            continue
+        if p.is_file() or p.is_symlink():
+            out.append((p, PurePosixPath(p.relative_to(root).as_posix())))
+    return out
+
+
+def safe_extract(zpath: Path, target: Path) -> list[Path]:
+    """Extract a zip inside `target`, refusing anything that could escape or explode.
+
+    Raises:
+        UnsafeArchiveError: naming the member and the problem.
+    """
+    try:
+        zf = zipfile.ZipFile(zpath)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise UnsafeArchiveError(f"not a readable zip archive: {exc}") from exc
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_MEMBERS:
+            raise UnsafeArchiveError(f"{len(infos)} members, over the {MAX_MEMBERS} member limit")
+        declared = sum(i.file_size for i in infos)
+        if declared > MAX_ARCHIVE_BYTES:
+            raise UnsafeArchiveError(
+                f"declares {declared} bytes uncompressed, over the {MAX_ARCHIVE_BYTES} byte limit"
+            )
+        root = target.resolve()
+        out: list[Path] = []
+        for info in infos:
+            name = info.filename
+            mode = info.external_attr >> 16
+            if stat.S_ISLNK(mode):
+                raise UnsafeArchiveError(f"member {name!r} is a symbolic link")
+            pure = PurePosixPath(name.replace("\\", "/"))
+            if (
+                pure.is_absolute()
+                or ".." in pure.parts
+                or (pure.parts and pure.parts[0].endswith(":"))
+            ):
+                raise UnsafeArchiveError(f"member {name!r} escapes the extraction directory")
+            dest = (root / pure).resolve()
+            if root not in dest.parents and dest != root:
+                raise UnsafeArchiveError(f"member {name!r} escapes the extraction directory")
+            if info.is_dir():
+                dest.mkdir(parents=True, exist_ok=True)
+                continue
+            if (
+                info.compress_size
+                and info.file_size / info.compress_size > MAX_RATIO
+                and info.file_size > 1_000_000
+            ):
+                raise UnsafeArchiveError(
+                    f"member {name!r} compresses {info.file_size / info.compress_size:.0f}:1 (zip bomb?)"
+                )
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            written = 0
+            try:
+                with zf.open(info) as src, open(dest, "wb") as fh:
+                    while chunk := src.read(1 << 20):
+                        written += len(chunk)
+                        if written > info.file_size or written > MAX_FILE_BYTES:
+                            raise UnsafeArchiveError(
+                                f"member {name!r} inflates beyond its declared or allowed size"
+                            )
+                        fh.write(chunk)
+            except (zipfile.BadZipFile, OSError, EOFError) as exc:
+                raise UnsafeArchiveError(f"member {name!r} is corrupt: {exc}") from exc
+            out.append(dest)
+        return out
+
+
+def _from_zip(zpath: Path, work: Path, problems: list[FileProblem], prefix: str = "") -> list[Unit]:
+    target = work / f"z{len(list(work.iterdir()))}"
+    target.mkdir()
+    rel_zip = f"{prefix}{zpath.name}"
+    try:
+        safe_extract(zpath, target)
+    except UnsafeArchiveError as exc:
+        problems.append(FileProblem(rel_zip, f"unsafe or broken archive: {exc}"))
+        return []
+    units: list[Unit] = []
+    inner = _walk(target)
+    nested = [(p, r) for p, r in inner if p.suffix == ".zip"]
+    plain = [(p, r) for p, r in inner if p.suffix != ".zip"]
+    units.extend(_group(plain, zpath.stem, f"{rel_zip}/", problems))
+    for p, r in nested:
+        units.extend(
+            _from_zip(p, work, problems, prefix=f"{rel_zip}/{r.parent}/".replace("/./", "/"))
+        )
+    return units
+
+
+def dedupe_retries(units: Sequence[Unit]) -> tuple[list[Unit], list[str]]:
+    """Keep the newest unit of each logical artifact name; return the kept and superseded names."""
+    best: dict[str, Unit] = {}
+    superseded: list[str] = []
+    for u in units:
+        if not u.name.startswith(_PAIR_PREFIXES):
+            best[f"{u.name}\0{id(u)}"] = u
+            continue
+        cur = best.get(u.logical)
+        if cur is None or (u.mtime, u.name) > (cur.mtime, cur.name):
+            if cur is not None:
+                superseded.append(cur.name)
+            best[u.logical] = u
+        else:
+            superseded.append(u.name)
+    return list(best.values()), superseded
+
+
+def collect(path: Path, work: Path) -> Collected:
+    """Turn one input path into units (zips are extracted under `work`)."""
+    problems: list[FileProblem] = []
+    if path.is_dir():
+        entries = _walk(path)
+        zips = [(p, r) for p, r in entries if p.suffix == ".zip"]
+        plain = [(p, r) for p, r in entries if p.suffix != ".zip"]
+        units = _group(plain, path.name, "", problems)
+        for p, r in zips:
+            parent = "" if str(r.parent) == "." else f"{r.parent}/"
+            units.extend(_from_zip(p, work, problems, prefix=parent))
+        run = path.resolve().name
+    elif path.suffix == ".zip":
+        units = _from_zip(path, work, problems)
+        run = path.stem
+    elif path.exists() or path.is_symlink():
+        units = _group([(path, PurePosixPath(path.name))], path.parent.resolve().name, "", problems)
+        run = path.resolve().parent.name
+    else:
+        return Collected(path.name, [], [FileProblem(str(path), "no such file or directory")])
+    kept, superseded = dedupe_retries(units)
+    return Collected(run, kept, problems, superseded)

@@ -1,0 +1,457 @@
+"""Ingest: inputs -> units -> readers -> canonical rows -> the store.
+
+The batch is read and normalised entirely before the store is touched; then, under the store lock,
+each run's file is rewritten once. A file that yields nothing keeps whatever the store already had
+from it. Every file is accounted for: stored, duplicate, ignored (auxiliary, with why) or rejected
+(with the field and the reason).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ingest.artifacts import Collected, Unit, collect
+from ingest.errors import ParseError, SchemaError
+from ingest.normalize import normalize
+from ingest.readers.base import ReadResult, SourceFile
+from ingest.readers.registry import file_readers, unit_readers
+from ingest.schema import POINTS_SCHEMA, Col, RejectCol, RunCol, SeriesCol
+from ingest.store import Store
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Reject:
+    """A file or row that was not taken."""
+
+    run_id: str
+    path: str
+    reason: str
+    field: str = ""
+    reader: str = ""
+    sha256: str = ""
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """A recognised auxiliary file with nothing to store."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class IngestReport:
+    """Outcome of one ingest call."""
+
+    runs: list[str] = field(default_factory=list)
+    accepted: int = 0
+    duplicates: int = 0
+    rejected: list[Reject] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's `--json` document."""
+        return {
+            "runs": self.runs,
+            "accepted": self.accepted,
+            "duplicates": self.duplicates,
+            "rejected": [{"path": r.path, "reason": _reason(r)} for r in self.rejected],
+        }
+
+
+def _reason(r: Reject) -> str:
+    return f"{r.field}: {r.reason}" if r.field else r.reason
+
+
+def _no_dupes(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {k!r}")
+        out[k] = v
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name} (NaN/Infinity are not valid JSON)")
+
+
+def parse_json(src: SourceFile) -> Any:
+    """Parse a JSON file strictly (no duplicate keys, no NaN/Infinity); None if not JSON-shaped.
+
+    Raises:
+        ParseError: when it looks like JSON but is not valid.
+    """
+    head = src.data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head[:1] not in (b"{", b"["):
+        return None
+    text = src.text()
+    # JSON Lines files are left to their readers.
+    if src.name.endswith(".jsonl"):
+        return None
+    try:
+        doc = json.loads(text, object_pairs_hook=_no_dupes, parse_constant=_no_constant)
+    except RecursionError as exc:
+        raise ParseError(src.rel, "", "JSON nested too deeply") from exc
+    except ValueError as exc:
+        raise ParseError(src.rel, "", f"invalid JSON: {exc}") from exc
+    return doc
+
+
+@dataclass
+class _UnitOut:
+    unit: Unit
+    results: list[tuple[SourceFile, ReadResult, str]] = field(default_factory=list)
+    enrich: list[tuple[SourceFile, ReadResult]] = field(default_factory=list)
+
+
+def _read_unit(unit: Unit, run_id: str, report: IngestReport) -> _UnitOut:
+    out = _UnitOut(unit)
+    remaining = list(unit.files)
+    by_rel = {f.rel: f for f in unit.files}
+    for ureader in unit_readers():
+        if not remaining or not ureader.sniff_unit(remaining):
+            continue
+        try:
+            res = ureader.read_unit(remaining)
+        except (ParseError, SchemaError) as exc:
+            rel = getattr(exc, "path", unit.name)
+            report.rejected.append(
+                Reject(
+                    run_id,
+                    rel,
+                    getattr(exc, "reason", str(exc)),
+                    getattr(exc, "field", ""),
+                    ureader.name,
+                )
+            )
+            res = ReadResult(consumed=[f.rel for f in remaining])
+        consumed = set(res.consumed)
+        anchor = by_rel.get(res.consumed[0]) if res.consumed else remaining[0]
+        _file_result(out, anchor or remaining[0], res, ureader.name, report, run_id)
+        remaining = [f for f in remaining if f.rel not in consumed]
+    for src in remaining:
+        try:
+            doc = parse_json(src)
+        except ParseError as exc:
+            report.rejected.append(
+                Reject(run_id, src.rel, exc.reason, exc.field, "json", src.sha256)
+            )
+            continue
+        for reader in file_readers():
+            try:
+                hit = reader.sniff(src, doc)
+            except Exception:  # a sniffer must never sink the batch; treat as "not mine"
+                hit = False
+            if not hit:
+                continue
+            try:
+                res = reader.read(src, doc)
+            except (ParseError, SchemaError) as exc:
+                report.rejected.append(
+                    Reject(run_id, src.rel, exc.reason, exc.field, reader.name, src.sha256)
+                )
+            except (
+                ValueError,
+                TypeError,
+                KeyError,
+                AttributeError,
+                IndexError,
+                OverflowError,
+            ) as exc:
+                report.rejected.append(
+                    Reject(
+                        run_id, src.rel, f"{type(exc).__name__}: {exc}", "", reader.name, src.sha256
+                    )
+                )
+            else:
+                _file_result(out, src, res, reader.name, report, run_id)
+            break
+        else:
+            what = "JSON document" if doc is not None else "file"
+            report.rejected.append(
+                Reject(
+                    run_id,
+                    src.rel,
+                    f"unrecognised {what}: no reader knows this format (see docs/schema.md for the formats paretolens reads)",
+                    "",
+                    "sniff",
+                    src.sha256,
+                )
+            )
+    return out
+
+
+def _file_result(
+    out: _UnitOut, src: SourceFile, res: ReadResult, reader: str, report: IngestReport, run_id: str
+) -> None:
+    for rj in res.rejects:
+        where = f"{src.rel}#{rj.row}" if rj.row else src.rel
+        report.rejected.append(Reject(run_id, where, rj.reason, rj.field, reader, src.sha256))
+    if res.points:
+        out.results.append((src, res, reader))
+    elif res.enrich or res.series:
+        out.enrich.append((src, res))
+    elif res.notes:
+        report.ignored.extend(Ignored(src.rel, n) for n in res.notes)
+    elif not res.rejects:
+        report.ignored.append(Ignored(src.rel, f"{reader}: nothing to store"))
+
+
+def _content_sha(src: SourceFile, extras: Sequence[SourceFile]) -> str:
+    if not extras:
+        return src.sha256
+    h = hashlib.sha256(src.sha256.encode())
+    for e in sorted(extras, key=lambda f: f.rel):
+        h.update(e.sha256.encode())
+    return h.hexdigest()
+
+
+def _build_rows(
+    outs: list[_UnitOut], run_id: str, now: datetime, report: IngestReport
+) -> tuple[list[Row], list[Row]]:
+    rows: list[Row] = []
+    series: list[Row] = []
+    by_pair: dict[str, list[_UnitOut]] = {}
+    for o in outs:
+        by_pair.setdefault(o.unit.pair, []).append(o)
+    for group in by_pair.values():
+        primaries = [o for o in group if o.results and o.unit.is_primary] or [
+            o for o in group if o.results
+        ]
+        if not primaries:
+            for o in group:
+                for src, _res in o.enrich:
+                    report.ignored.append(
+                        Ignored(
+                            src.rel, "raw metrics with no aggregate point to attach to in this run"
+                        )
+                    )
+            continue
+        secondary = [o for o in group if o not in primaries]
+        extra_enrich: list[tuple[SourceFile, ReadResult]] = []
+        for o in secondary:
+            extra_enrich.extend(o.enrich)
+            # A sibling's own points (e.g. power_audit raw JSON) only fill gaps in the aggregate.
+            extra_enrich.extend(
+                (src, ReadResult(enrich=_fill_only(res.points[0]))) for src, res, _ in o.results
+            )
+        for o in primaries:
+            enrich = o.enrich + extra_enrich
+            enrich_files = [s for s, _ in enrich]
+            for src, res, reader in o.results:
+                merged_enrich: Row = {}
+                for _s, e in enrich:
+                    for k, v in e.enrich.items():
+                        if v is not None and merged_enrich.get(k) is None:
+                            merged_enrich[k] = v
+                sha = _content_sha(src, enrich_files if len(o.results) == 1 else [])
+                ids: list[str] = []
+                for i, partial in enumerate(res.points):
+                    full = dict(partial)
+                    for k, v in merged_enrich.items():
+                        if full.get(k) is None:
+                            full[k] = v
+                    try:
+                        row = normalize(
+                            full,
+                            run_id=run_id,
+                            source_path=src.rel,
+                            source_sha256=sha,
+                            artifact=o.unit.logical,
+                            ingested_at=now,
+                        )
+                    except SchemaError as exc:
+                        where = src.rel if len(res.points) == 1 else f"{src.rel}#{i}"
+                        report.rejected.append(
+                            Reject(run_id, where, exc.reason, exc.field, reader, src.sha256)
+                        )
+                        ids.append("")
+                        continue
+                    rows.append(row)
+                    ids.append(row[Col.POINT_ID])
+                live = [x for x in ids if x]
+                for s in [*res.series, *(r for _s, e in enrich for r in e.series)]:
+                    key = s.get("point_key")
+                    targets = (
+                        [ids[key]]
+                        if isinstance(key, int) and 0 <= key < len(ids) and ids[key]
+                        else live
+                    )
+                    for pid in targets:
+                        series.append(
+                            {
+                                SeriesCol.RUN_ID: run_id,
+                                SeriesCol.POINT_ID: pid,
+                                SeriesCol.METRIC: s["metric"],
+                                SeriesCol.LABELS: s.get("labels", "{}"),
+                                SeriesCol.T: s["t"],
+                                SeriesCol.VALUE: s["value"],
+                            }
+                        )
+    return rows, series
+
+
+def _fill_only(point: Row) -> Row:
+    keep = (
+        Col.NUM_REQUESTS_TOTAL,
+        Col.NUM_REQUESTS_SUCCESSFUL,
+        Col.MEAN_INPUT_LEN,
+        Col.MEAN_OUTPUT_LEN,
+        Col.TOTAL_INPUT_TOKENS,
+        Col.TOTAL_OUTPUT_TOKENS,
+        Col.DURATION,
+        Col.AVG_POWER_W,
+        Col.SPEC_DRAFTS,
+        Col.SPEC_DRAFT_TOKENS,
+        Col.SPEC_ACCEPTED_TOKENS,
+        Col.AL_MEASURED,
+        Col.ACCEPT_RATE_PER_POS,
+        Col.AL_SOURCE,
+        Col.DRAFT_ACCEPTANCE_RATE,
+    )
+    return {k: point.get(k) for k in keep if point.get(k) is not None}
+
+
+def _frame(rows: list[Row]) -> pl.DataFrame:
+    schema = pl.from_arrow(POINTS_SCHEMA.empty_table()).schema  # type: ignore[union-attr]
+    return pl.DataFrame(rows, schema=schema, strict=False) if rows else pl.DataFrame(schema=schema)
+
+
+def ingest_paths(
+    paths: Sequence[Path],
+    store: Store,
+    run_id: str | None = None,
+    run_meta: dict[str, Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> IngestReport:
+    """Ingest files, directories and zips into the store.
+
+    Args:
+        paths: inputs; each becomes its own run unless `run_id` is given.
+        store: the target store.
+        run_id: put every point under this run id.
+        run_meta: catalog fields for the run(s) (repo, branch, head_sha, title, ...).
+        progress: called with (done, total) units as reading proceeds.
+
+    Returns:
+        The report: runs touched, points accepted, duplicates skipped, rejects, ignored files.
+    """
+    report = IngestReport()
+    now = datetime.now(UTC)
+    per_run: dict[str, tuple[list[Row], list[Row]]] = {}
+    with tempfile.TemporaryDirectory(prefix="paretolens-ingest-") as work:
+        collected: list[tuple[str, Collected]] = []
+        for i, p in enumerate(paths):
+            wdir = Path(work) / f"in{i}"
+            wdir.mkdir()
+            c = collect(Path(p), wdir)
+            collected.append((run_id or c.default_run_id, c))
+        total = sum(len(c.units) for _, c in collected)
+        done = 0
+        for rid, c in collected:
+            for prob in c.problems:
+                report.rejected.append(Reject(rid, prob.rel, prob.reason, prob.field, "artifacts"))
+            for name in c.superseded:
+                report.ignored.append(
+                    Ignored(name, "superseded by a newer retry of the same artifact")
+                )
+            outs = []
+            for unit in c.units:
+                outs.append(_read_unit(unit, rid, report))
+                done += 1
+                if progress:
+                    progress(done, total)
+            rows, series = _build_rows(outs, rid, now, report)
+            acc = per_run.setdefault(rid, ([], []))
+            acc[0].extend(rows)
+            acc[1].extend(series)
+            if rid not in report.runs:
+                report.runs.append(rid)
+    _store(store, per_run, report, run_meta or {}, now)
+    return report
+
+
+def _store(
+    store: Store,
+    per_run: dict[str, tuple[list[Row], list[Row]]],
+    report: IngestReport,
+    meta: dict[str, Any],
+    now: datetime,
+) -> None:
+    with store.lock():
+        for rid in report.runs:
+            rows, series = per_run.get(rid, ([], []))
+            existing = (
+                store.scan_points([rid])
+                .select(Col.SOURCE_PATH, Col.SOURCE_SHA256)
+                .unique()
+                .collect()
+            )
+            known = set(
+                zip(
+                    existing.get_column(Col.SOURCE_PATH).to_list(),
+                    existing.get_column(Col.SOURCE_SHA256).to_list(),
+                    strict=True,
+                )
+            )
+            known_sha = {s for _, s in known}
+            new_rows = [
+                r
+                for r in rows
+                if (r[Col.SOURCE_PATH], r[Col.SOURCE_SHA256]) not in known
+                and r[Col.SOURCE_SHA256] not in known_sha
+            ]
+            report.duplicates += len(rows) - len(new_rows)
+            report.accepted += len(new_rows)
+            if new_rows:
+                new_ids = {r[Col.POINT_ID] for r in new_rows}
+                replaced = sorted({r[Col.SOURCE_PATH] for r in new_rows})
+                sframe = (
+                    pl.DataFrame([s for s in series if s[SeriesCol.POINT_ID] in new_ids])
+                    if series
+                    else pl.DataFrame()
+                )
+                store.replace_run_rows(rid, _frame(new_rows), sframe, replaced)
+                store.clear_rejects(rid, replaced)
+            rej = [r for r in report.rejected if r.run_id == rid]
+            store.add_rejects(
+                pl.DataFrame(
+                    [
+                        {
+                            RejectCol.RUN_ID: r.run_id,
+                            RejectCol.PATH: r.path,
+                            RejectCol.SHA256: r.sha256,
+                            RejectCol.READER: r.reader,
+                            RejectCol.FIELD: r.field,
+                            RejectCol.REASON: r.reason,
+                            RejectCol.AT: now,
+                        }
+                        for r in rej
+                    ]
+                )
+            )
+            points = store.scan_points([rid]).select(pl.len()).collect().item()
+            rejects = store.rejects([rid]).height
+            entry: dict[str, Any] = {
+                RunCol.RUN_ID: rid,
+                RunCol.SOURCE: meta.get(RunCol.SOURCE, "local"),
+                RunCol.INGESTED_AT: now,
+                RunCol.POINT_COUNT: points,
+                RunCol.REJECT_COUNT: rejects,
+            }
+            for k in RunCol:
+                if k in meta and k not in entry:
+                    entry[k] = meta[k]
+            store.upsert_run(entry)

@@ -1,0 +1,36 @@
+"""The reader registry: which readers exist, in sniffing order.
+
+Each reader module exposes `FILE_READERS` and/or `UNIT_READERS` (tuples of reader instances).
+Order matters only where two formats could both claim a file: more specific readers come first.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from ingest.readers.base import FileReader, UnitReader
+
+# Unit readers claim several files of one directory and run before file readers.
+UNIT_MODULES: tuple[str, ...] = ()
+
+# File readers, most specific first.
+FILE_MODULES: tuple[str, ...] = ()
+
+
+@cache
+def unit_readers() -> tuple[UnitReader, ...]:
+    """Unit readers in order."""
+    out: list[UnitReader] = []
+    for mod in UNIT_MODULES:
+        out.extend(importlib.import_module(mod).UNIT_READERS)
+    return tuple(out)
+
+
+@cache
+def file_readers() -> tuple[FileReader, ...]:
+    """File readers in order."""
+    out: list[FileReader] = []
+    for mod in FILE_MODULES:
+        out.extend(importlib.import_module(mod).FILE_READERS)
+    return tuple(out)

@@ -1,0 +1,267 @@
+"""The Parquet store: the only module that writes or reads Parquet.
+
+Layout under the store root::
+
+    points/run=<key>.parquet       one file per run, rewritten whole on each ingest into the run
+    timeseries/run=<key>.parquet   server-metric samples of that run's points
+    runs.parquet                   the runs catalog
+    rejects.parquet                every file or row that was not taken, with its reason
+    jobs/                          runner job records (owned by runner.jobs)
+    .lock                          an exclusive lock held by writers
+
+Every write goes to a temporary file in the same directory and is renamed over the target, so a
+reader (or a process killed mid-write) only ever sees a whole old file or a whole new one. Writers
+serialise on `.lock` (fcntl), so two ingests never lose or double rows. A run's file is the unit
+of partition pruning: reading one run opens one file.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ingest.schema import (
+    POINTS_SCHEMA,
+    REJECTS_SCHEMA,
+    RUNS_SCHEMA,
+    TIMESERIES_SCHEMA,
+    Col,
+    RejectCol,
+    RunCol,
+    SeriesCol,
+)
+
+
+def run_key(run_id: str) -> str:
+    """File-name-safe, reversible key of a run id."""
+    if run_id.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        return run_id
+    return "b64-" + base64.urlsafe_b64encode(run_id.encode()).decode().rstrip("=")
+
+
+def _empty(schema: pa.Schema) -> pl.DataFrame:
+    df = pl.from_arrow(schema.empty_table())
+    assert isinstance(df, pl.DataFrame)
+    return df
+
+
+def _conform(df: pl.DataFrame, schema: pa.Schema) -> pa.Table:
+    """Cast a frame to exactly the given Arrow schema (missing columns become null)."""
+    cols = []
+    for f in schema:
+        if f.name in df.columns:
+            arr = df.get_column(f.name).to_arrow()
+            if isinstance(arr, pa.ChunkedArray):
+                arr = arr.combine_chunks()
+            cols.append(arr.cast(f.type) if arr.type != f.type else arr)
+        else:
+            cols.append(pa.nulls(df.height, type=f.type))
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+class Store:
+    """A paretolens store rooted at a directory."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+
+    # ---- paths ---------------------------------------------------------------------------------
+    @property
+    def points_dir(self) -> Path:
+        return self.root / "points"
+
+    @property
+    def series_dir(self) -> Path:
+        return self.root / "timeseries"
+
+    @property
+    def runs_path(self) -> Path:
+        return self.root / "runs.parquet"
+
+    @property
+    def rejects_path(self) -> Path:
+        return self.root / "rejects.parquet"
+
+    def _run_file(self, base: Path, run_id: str) -> Path:
+        return base / f"run={run_key(run_id)}.parquet"
+
+    # ---- locking and atomic writes -------------------------------------------------------------
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the store's exclusive writer lock."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".lock", "a+") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def _write(self, table: pa.Table, target: Path) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=target.parent)
+        os.close(fd)
+        try:
+            pq.write_table(table, tmp, compression="zstd")
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+    @staticmethod
+    def _read(path: Path, schema: pa.Schema) -> pl.DataFrame:
+        if not path.exists():
+            return _empty(schema)
+        df = pl.from_arrow(pq.read_table(path, schema=schema))
+        assert isinstance(df, pl.DataFrame)
+        return df
+
+    # ---- points --------------------------------------------------------------------------------
+    def run_ids(self) -> list[str]:
+        """Ids of the runs that have points or a catalog entry."""
+        return sorted(self.runs().get_column(RunCol.RUN_ID).to_list())
+
+    def _point_files(self, run_ids: Sequence[str] | None, base: Path) -> list[Path]:
+        if run_ids is None:
+            return sorted(base.glob("run=*.parquet")) if base.exists() else []
+        return [p for p in (self._run_file(base, r) for r in run_ids) if p.exists()]
+
+    def scan_points(self, run_ids: Sequence[str] | None = None) -> pl.LazyFrame:
+        """Lazily scan points, opening only the files of the given runs."""
+        files = self._point_files(run_ids, self.points_dir)
+        if not files:
+            return _empty(POINTS_SCHEMA).lazy()
+        return pl.scan_parquet([str(f) for f in files])
+
+    def points(self, run_ids: Sequence[str] | None = None) -> pl.DataFrame:
+        """Points of the given runs (all runs when None)."""
+        return self.scan_points(run_ids).collect()
+
+    def timeseries(
+        self, run_ids: Sequence[str] | None = None, point_ids: Sequence[str] | None = None
+    ) -> pl.DataFrame:
+        """Server-metric samples of the given runs, optionally only some points."""
+        files = self._point_files(run_ids, self.series_dir)
+        if not files:
+            return _empty(TIMESERIES_SCHEMA)
+        lf = pl.scan_parquet([str(f) for f in files])
+        if point_ids is not None:
+            lf = lf.filter(pl.col(SeriesCol.POINT_ID).is_in(list(point_ids)))
+        return lf.collect()
+
+    def runs(self) -> pl.DataFrame:
+        """The runs catalog."""
+        return self._read(self.runs_path, RUNS_SCHEMA)
+
+    def rejects(self, run_ids: Sequence[str] | None = None) -> pl.DataFrame:
+        """Rejected files and rows (of the given runs)."""
+        df = self._read(self.rejects_path, REJECTS_SCHEMA)
+        if run_ids is not None:
+            df = df.filter(pl.col(RejectCol.RUN_ID).is_in(list(run_ids)))
+        return df
+
+    # ---- writes (call under lock()) ------------------------------------------------------------
+    def replace_run_rows(
+        self,
+        run_id: str,
+        new_points: pl.DataFrame,
+        new_series: pl.DataFrame,
+        replaced_sources: Sequence[str],
+    ) -> None:
+        """Replace the rows of `replaced_sources` in a run with `new_points` (and their series).
+
+        Rows of other sources in the run are kept as they are.
+        """
+        pfile = self._run_file(self.points_dir, run_id)
+        old = self._read(pfile, POINTS_SCHEMA)
+        gone = set(replaced_sources)
+        kept = old.filter(~pl.col(Col.SOURCE_PATH).is_in(list(gone))) if gone else old
+        dropped_ids = set(
+            old.filter(pl.col(Col.SOURCE_PATH).is_in(list(gone))).get_column(Col.POINT_ID).to_list()
+        )
+        merged = pl.concat(
+            [_conform_df(kept, POINTS_SCHEMA), _conform_df(new_points, POINTS_SCHEMA)]
+        )
+        sfile = self._run_file(self.series_dir, run_id)
+        if new_series.height or (dropped_ids and sfile.exists()):
+            old_s = self._read(sfile, TIMESERIES_SCHEMA)
+            kept_s = old_s.filter(~pl.col(SeriesCol.POINT_ID).is_in(list(dropped_ids)))
+            self._write(
+                _conform(
+                    pl.concat([kept_s, _conform_df(new_series, TIMESERIES_SCHEMA)]),
+                    TIMESERIES_SCHEMA,
+                ),
+                sfile,
+            )
+        self._write(_conform(merged, POINTS_SCHEMA), pfile)
+
+    def upsert_run(self, entry: dict[str, object]) -> None:
+        """Insert or update one catalog entry (fields not given keep their stored value)."""
+        runs = self.runs()
+        rid = entry[RunCol.RUN_ID]
+        old = runs.filter(pl.col(RunCol.RUN_ID) == rid)
+        base: dict[str, object] = old.row(0, named=True) if old.height else {}
+        merged = {**base, **{k: v for k, v in entry.items() if v is not None}}
+        row = _conform_df(
+            pl.DataFrame([merged], schema_overrides=_polars_overrides(RUNS_SCHEMA), strict=False),
+            RUNS_SCHEMA,
+        )
+        out = pl.concat([_conform_df(runs.filter(pl.col(RunCol.RUN_ID) != rid), RUNS_SCHEMA), row])
+        self._write(_conform(out.sort(RunCol.RUN_ID), RUNS_SCHEMA), self.runs_path)
+
+    def add_rejects(self, rejects: pl.DataFrame) -> None:
+        """Record rejects; a (run, path, field, reason) already recorded is not repeated."""
+        if rejects.height == 0:
+            return
+        old = self.rejects()
+        key = [
+            RejectCol.RUN_ID,
+            RejectCol.PATH,
+            RejectCol.SHA256,
+            RejectCol.FIELD,
+            RejectCol.REASON,
+        ]
+        new = _conform_df(rejects, REJECTS_SCHEMA).join(
+            old.select(key), on=key, how="anti", nulls_equal=True
+        )
+        if new.height:
+            self._write(_conform(pl.concat([old, new]), REJECTS_SCHEMA), self.rejects_path)
+
+    def clear_rejects(self, run_id: str, paths: Sequence[str]) -> None:
+        """Forget old rejects of files that have now been read successfully."""
+        old = self.rejects()
+        drop = (pl.col(RejectCol.RUN_ID) == run_id) & pl.col(RejectCol.PATH).is_in(list(paths))
+        if old.filter(drop).height:
+            self._write(_conform(old.filter(~drop), REJECTS_SCHEMA), self.rejects_path)
+
+    def delete_run(self, run_id: str) -> None:
+        """Remove a run's points, series, rejects and catalog entry."""
+        for base in (self.points_dir, self.series_dir):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._run_file(base, run_id))
+        runs = self.runs().filter(pl.col(RunCol.RUN_ID) != run_id)
+        self._write(_conform(runs, RUNS_SCHEMA), self.runs_path)
+        rej = self.rejects().filter(pl.col(RejectCol.RUN_ID) != run_id)
+        self._write(_conform(rej, REJECTS_SCHEMA), self.rejects_path)
+
+
+def _polars_overrides(schema: pa.Schema) -> dict[str, pl.DataType]:
+    return dict(_empty(schema).schema)
+
+
+def _conform_df(df: pl.DataFrame, schema: pa.Schema) -> pl.DataFrame:
+    out = pl.from_arrow(_conform(df, schema))
+    assert isinstance(out, pl.DataFrame)
+    return out

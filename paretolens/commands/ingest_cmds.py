@@ -1,0 +1,238 @@
+"""Ingest and store commands: ingest, fetch, runs, points, rejects, samples."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import polars as pl
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from ingest.pipeline import IngestReport, ingest_paths
+from ingest.schema import Col, RejectCol, RunCol
+from ingest.store import Store
+from paretolens.settings import SAMPLES_DIR, load_settings
+
+StoreOpt = Annotated[
+    Path | None, typer.Option("--store", help="store directory (default: the bundled store)")
+]
+console = Console()
+err = Console(stderr=True)
+
+
+def open_store(store: Path | None) -> Store:
+    """The store to use, seeding the bundled default store with the samples on first use."""
+    settings = load_settings()
+    root = store or settings.store
+    st = Store(root)
+    if store is None and Path(root) == settings.store and not st.runs_path.exists():
+        seed_samples(st)
+    return st
+
+
+def seed_samples(st: Store) -> IngestReport:
+    """Ingest every bundled sample run (one directory per run under data/samples)."""
+    report = IngestReport()
+    for run_dir in (
+        sorted(p for p in SAMPLES_DIR.iterdir() if p.is_dir()) if SAMPLES_DIR.exists() else []
+    ):
+        meta_path = run_dir / "run.json"
+        meta: dict[str, Any] = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+        inputs = [p for p in sorted(run_dir.iterdir()) if p.name != "run.json"]
+        r = ingest_paths(
+            inputs,
+            st,
+            run_id=meta.get(RunCol.RUN_ID, run_dir.name),
+            run_meta={**meta, "source": meta.get("source", "sample")},
+        )
+        report.runs.extend(r.runs)
+        report.accepted += r.accepted
+        report.duplicates += r.duplicates
+        report.rejected.extend(r.rejected)
+        report.ignored.extend(r.ignored)
+    return report
+
+
+def _print_report(report: IngestReport, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
+        return
+    console.print(f"runs: {', '.join(report.runs) or '-'}")
+    console.print(
+        f"accepted {report.accepted} points, {report.duplicates} duplicates skipped, "
+        f"{len(report.rejected)} rejected, {len(report.ignored)} auxiliary files ignored"
+    )
+    if report.rejected:
+        t = Table("rejected file", "field", "reason", title="Rejected", show_lines=False)
+        for r in report.rejected:
+            t.add_row(r.path, r.field, r.reason)
+        console.print(t)
+    if report.ignored:
+        t = Table("ignored file", "why", title="Ignored (recognised, nothing to store)")
+        for i in report.ignored:
+            t.add_row(i.path, i.reason)
+        console.print(t)
+
+
+def _exit(report: IngestReport) -> None:
+    raise typer.Exit(1 if report.rejected else 0)
+
+
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="files, directories or zips")],
+    run_id: Annotated[
+        str | None, typer.Option("--run-id", help="store everything under this run id")
+    ] = None,
+    store: StoreOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
+) -> None:
+    """Ingest benchmark results into the store."""
+    missing = [p for p in paths if not p.exists() and not p.is_symlink()]
+    if missing:
+        err.print(f"[red]error:[/] no such file or directory: {', '.join(map(str, missing))}")
+        raise typer.Exit(2)
+    st = open_store(store)
+    if as_json or not sys.stderr.isatty():
+        report = ingest_paths(paths, st, run_id=run_id)
+    else:
+        with Progress(
+            TextColumn("reading"), BarColumn(), MofNCompleteColumn(), console=err, transient=True
+        ) as prog:
+            task = prog.add_task("units", total=None)
+            report = ingest_paths(
+                paths,
+                st,
+                run_id=run_id,
+                progress=lambda d, t: prog.update(task, completed=d, total=t),
+            )
+    _print_report(report, as_json)
+    _exit(report)
+
+
+def fetch(
+    run: Annotated[str, typer.Argument(help="GitHub Actions run id")],
+    repo: Annotated[str | None, typer.Option("--repo")] = None,
+    api_url: Annotated[str | None, typer.Option("--api-url")] = None,
+    store: StoreOpt = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Fetch a GitHub Actions run's artifacts and ingest them under its run id."""
+    from ingest.github import GitHubClient, GitHubError, fetch_run
+
+    settings = load_settings()
+    token = settings.github_token.get_secret_value() if settings.github_token else None
+    client = GitHubClient(api_url or settings.github_api_url, token, repo or settings.github_repo)
+    try:
+        report = fetch_run(
+            run,
+            open_store(store),
+            client,
+            progress=None if as_json else (lambda msg: err.print(msg)),
+        )
+    except GitHubError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from exc
+    _print_report(report, as_json)
+    _exit(report)
+
+
+def _emit(df: pl.DataFrame, fmt: str, output: Path | None) -> None:
+    if fmt == "parquet":
+        if output is None:
+            err.print("[red]error:[/] --format parquet needs --output FILE")
+            raise typer.Exit(2)
+        df.write_parquet(output)
+        return
+    if fmt == "csv":
+        text = df.with_columns(
+            pl.col(pl.List(pl.Utf8), pl.List(pl.Float64))
+            .list.eval(pl.element().cast(pl.Utf8))
+            .list.join(";")
+        ).write_csv()
+    elif fmt == "json":
+        text = json.dumps(df.to_dicts(), indent=2, default=str) + "\n"
+    elif fmt == "table":
+        t = Table(*df.columns)
+        for row in df.iter_rows():
+            t.add_row(*("" if v is None else str(v) for v in row))
+        if output is None:
+            console.print(t)
+            return
+        text = str(df)
+    else:
+        err.print(f"[red]error:[/] unknown format {fmt!r}: expected table, csv, json or parquet")
+        raise typer.Exit(2)
+    if output:
+        output.write_text(text)
+    else:
+        sys.stdout.write(text)
+
+
+FmtOpt = Annotated[str, typer.Option("--format", help="table, csv, json or parquet")]
+
+
+def runs(store: StoreOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """List the runs in the store."""
+    df = open_store(store).runs()
+    if as_json:
+        _emit(df, "json", None)
+    else:
+        _emit(
+            df.select(
+                RunCol.RUN_ID,
+                RunCol.BRANCH,
+                RunCol.TITLE,
+                RunCol.STATUS,
+                RunCol.POINT_COUNT,
+                RunCol.REJECT_COUNT,
+            ),
+            "table",
+            None,
+        )
+
+
+def points(
+    run: Annotated[list[str] | None, typer.Option("--run", help="run id (repeatable)")] = None,
+    fmt: FmtOpt = "table",
+    output: Annotated[Path | None, typer.Option("--output")] = None,
+    store: StoreOpt = None,
+) -> None:
+    """Print the canonical points of runs."""
+    df = open_store(store).points(run or None)
+    if fmt == "table":
+        df = df.select(
+            Col.RUN_ID,
+            Col.ARM_LABEL,
+            Col.CONC,
+            Col.TPUT_PER_GPU,
+            Col.MEDIAN_INTVTY,
+            Col.P90_TTFT,
+            Col.AL_MEASURED,
+        ).sort(Col.RUN_ID, Col.ARM_LABEL, Col.CONC)
+    _emit(df, fmt, output)
+
+
+def rejects(
+    run: Annotated[list[str] | None, typer.Option("--run")] = None,
+    fmt: FmtOpt = "table",
+    store: StoreOpt = None,
+) -> None:
+    """Print the rejected files and rows with their reasons."""
+    df = open_store(store).rejects(run or None)
+    if fmt == "table":
+        df = df.select(RejectCol.RUN_ID, RejectCol.PATH, RejectCol.FIELD, RejectCol.REASON)
+    _emit(df, fmt, None)
+
+
+def register(app: typer.Typer) -> None:
+    """Register the ingest and store commands."""
+    app.command()(ingest)
+    app.command()(fetch)
+    app.command()(runs)
+    app.command()(points)
+    app.command()(rejects)
