@@ -36,20 +36,14 @@ def open_store(store: Path | None) -> Store:
 
 
 def seed_samples(st: Store) -> IngestReport:
-    """Ingest every bundled sample run (one directory per run under data/samples)."""
+    """Ingest every bundled sample run (one directory per run under data/samples; its hidden
+    `.run.json` holds the run's catalog fields)."""
     report = IngestReport()
-    for run_dir in (
-        sorted(p for p in SAMPLES_DIR.iterdir() if p.is_dir()) if SAMPLES_DIR.exists() else []
-    ):
-        meta_path = run_dir / "run.json"
+    run_dirs = sorted(p for p in SAMPLES_DIR.iterdir() if p.is_dir()) if SAMPLES_DIR.exists() else []
+    for run_dir in run_dirs:
+        meta_path = run_dir / ".run.json"
         meta: dict[str, Any] = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-        inputs = [p for p in sorted(run_dir.iterdir()) if p.name != "run.json"]
-        r = ingest_paths(
-            inputs,
-            st,
-            run_id=meta.get(RunCol.RUN_ID, run_dir.name),
-            run_meta={**meta, "source": meta.get("source", "sample")},
-        )
+        r = ingest_paths([run_dir], st, run_id=meta.get(RunCol.RUN_ID, run_dir.name), run_meta=meta)
         report.runs.extend(r.runs)
         report.accepted += r.accepted
         report.duplicates += r.duplicates
