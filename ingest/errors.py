@@ -18,7 +18,7 @@ class ParseError(IngestError):
 
     def __init__(self, path: str, field: str, reason: str) -> None:
         self.path = path
-        self.field = field
+        self.field = str(field)
         self.reason = reason
         where = f"{path}: field {field!r}" if field else path
         super().__init__(f"{where}: {reason}")
@@ -28,7 +28,7 @@ class SchemaError(IngestError):
     """A canonical row does not satisfy the data contract in `ingest.schema`."""
 
     def __init__(self, field: str, reason: str) -> None:
-        self.field = field
+        self.field = str(field)
         self.reason = reason
         super().__init__(f"field {field!r}: {reason}")
 

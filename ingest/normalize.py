@@ -35,12 +35,12 @@ _DEFAULTS: dict[Col, Any] = {
 }
 
 # Throughputs must be strictly positive when present; latencies must be positive.
-_POSITIVE = {
+_POSITIVE = (
     Col.TPUT_PER_GPU,
     Col.OUTPUT_TPUT_PER_GPU,
     Col.TOTAL_TPUT,
     Col.OUTPUT_TPUT,
-}
+)
 _NON_NEGATIVE_GROUPS = {
     "throughput",
     "latency",
