@@ -142,7 +142,12 @@ def arm_label(row: Mapping[str, Any]) -> str:
             dec += f"EP{row.get(Col.DECODE_EP)}"
         if row.get(Col.DECODE_DP_ATTENTION):
             dec += "dpa"
-        topo = f"{pre} {dec}" if row.get(Col.PREFILL_TP) is not None else f"TP{row.get(Col.TP)}"
+        if row.get(Col.PREFILL_TP) is not None:
+            topo = f"{pre} {dec}"
+        elif row.get(Col.TP) is not None:
+            topo = f"TP{row.get(Col.TP)}"
+        else:
+            topo = f"{row.get(Col.PREFILL_GPUS)}P+{row.get(Col.DECODE_GPUS)}D GPUs"
     else:
         topo = f"TP{row.get(Col.TP)} EP{row.get(Col.EP) or 1}"
         for col, tag in ((Col.PP, "PP"), (Col.DCP_SIZE, "DCP"), (Col.PCP_SIZE, "PCP")):
@@ -187,6 +192,12 @@ def _derive(row: Row) -> None:
         elif row.get(Col.TP) is not None:
             row[Col.NUM_GPUS] = int(row[Col.TP]) * int(row[Col.PP]) * int(row[Col.PCP_SIZE])
     gpus = row.get(Col.NUM_GPUS)
+    if not gpus and row.get(Col.TPUT_PER_GPU) is None and row.get(Col.TOTAL_TPUT) is not None:
+        row[Col.WARNINGS] = [
+            *(row.get(Col.WARNINGS) or []),
+            "GPU count unknown (neither the file nor its name says it): per-GPU throughput not "
+            "computed, so the point has no place on a per-GPU frontier",
+        ]
     if gpus:
         for total, per in (
             (Col.TOTAL_TPUT, Col.TPUT_PER_GPU),
@@ -206,7 +217,8 @@ def _derive(row: Row) -> None:
             row[Col.TPUT_PER_GPU] = row[Col.TOTAL_TPUT] / gpus
     # Interactivity from TPOT when the format does not carry it: 1 / pXX_tpot (the slow tail).
     derived = False
-    for stat in STATS:
+    definition = row.get(Col.INTVTY_DEFINITION)
+    for stat in STATS if definition in (None, "inv_tpot_percentile") else ():
         tpot = row.get(f"{stat}_tpot")
         key = f"{stat}_intvty"
         if row.get(key) is None and isinstance(tpot, int | float) and tpot > 0:
@@ -217,6 +229,7 @@ def _derive(row: Row) -> None:
     issued, ok = row.get(Col.NUM_REQUESTS_TOTAL), row.get(Col.NUM_REQUESTS_SUCCESSFUL)
     if (
         row.get(Col.ERROR_RATE) is None
+        and row.get(Col.SCENARIO) != "agentic-coding"
         and isinstance(issued, int | float)
         and issued
         and ok is not None
@@ -246,9 +259,9 @@ def _check(row: Row) -> None:
             raise SchemaError(col, "required: the concurrency of the point was not found")
         if row[col] <= 0:
             raise SchemaError(col, f"expected a positive concurrency, got {row[col]}")
-    if row.get(Col.TPUT_PER_GPU) is None and row.get(Col.OUTPUT_TPUT_PER_GPU) is None:
+    if all(row.get(c) is None for c in _POSITIVE):
         raise SchemaError(
-            Col.TPUT_PER_GPU, "no throughput found (need a total or output throughput)"
+            Col.TPUT_PER_GPU, "no throughput found (need a per-GPU, total or output throughput)"
         )
     for col in _POSITIVE:
         v = row.get(col)

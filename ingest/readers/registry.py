@@ -12,10 +12,27 @@ from functools import cache
 from ingest.readers.base import FileReader, UnitReader
 
 # Unit readers claim several files of one directory and run before file readers.
-UNIT_MODULES: tuple[str, ...] = ()
+UNIT_MODULES: tuple[str, ...] = (
+    "ingest.readers.vllm_capture",
+    "ingest.readers.aiperf",
+    "ingest.readers.multiturn",
+    "ingest.readers.prometheus",
+)
 
 # File readers, most specific first.
-FILE_MODULES: tuple[str, ...] = ()
+FILE_MODULES: tuple[str, ...] = (
+    "ingest.readers.together",
+    "ingest.readers.agentic",
+    "ingest.readers.agg_fixed",
+    "ingest.readers.bench_serving",
+    "ingest.readers.agg_array",
+    "ingest.readers.server_metrics",
+    "ingest.readers.prometheus",
+    "ingest.readers.vllm_command",
+    "ingest.readers.server_log",
+    "ingest.readers.multiturn",
+    "ingest.readers.auxiliary",
+)
 
 
 @cache

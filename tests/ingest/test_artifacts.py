@@ -29,7 +29,10 @@ def test_logical_name_strips_runner_retry_suffix() -> None:
 
 def test_pair_key_joins_aggregate_raw_and_logs() -> None:
     sfx = "glm5.2_conc2_h200-dgxc-slurm_1"
-    keys = {pair_key(f"{p}{sfx}") for p in ("bmk_agentic_", "agentic_", "multinode_server_logs_", "server_logs_", "bmk_")}
+    keys = {
+        pair_key(f"{p}{sfx}")
+        for p in ("bmk_agentic_", "agentic_", "multinode_server_logs_", "server_logs_", "bmk_")
+    }
     assert keys == {sfx}
 
 
@@ -61,7 +64,11 @@ def test_directory_units_keep_nested_aiperf_files(tmp_path: Path) -> None:
 
 def test_retried_artifacts_keep_the_newest(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    for name, mtime in (("bmk_a_h200-cw_1", 100), ("bmk_a_h200-cw_2", 200), ("bmk_b_h200-cw_1", 50)):
+    for name, mtime in (
+        ("bmk_a_h200-cw_1", 100),
+        ("bmk_a_h200-cw_2", 200),
+        ("bmk_b_h200-cw_1", 50),
+    ):
         d = run / name
         d.mkdir(parents=True)
         f = d / "agg.json"
@@ -149,7 +156,10 @@ def test_broken_zip_and_oversize_file_are_problems_not_crashes(tmp_path: Path) -
     c = collect(run, work)
     reasons = {p.rel: p.reason for p in c.problems}
     assert reasons["junk.zip"].startswith("unsafe or broken archive: not a readable zip archive")
-    assert reasons["big.json"] == f"file is {MAX_FILE_BYTES + 1} bytes, over the {MAX_FILE_BYTES} byte limit"
+    assert (
+        reasons["big.json"]
+        == f"file is {MAX_FILE_BYTES + 1} bytes, over the {MAX_FILE_BYTES} byte limit"
+    )
     assert [f.rel for u in c.units for f in u.files] == ["ok.json"]
 
 

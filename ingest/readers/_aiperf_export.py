@@ -1,0 +1,198 @@
+"""aiperf run aggregates: `profile_export_aiperf.json` (0.8 and pre-0.8) and `.csv` (formats.md §3.4).
+
+aiperf 0.8 (`schema_version` 1.2) writes one top-level object per metric; the older export nests
+them under `records{tag: {...}}` (and names TTFT `ttft`); the CSV has a `Metric,avg,...` table and
+a `Metric,Value` table. All three become one `Stat` per metric. Latencies become seconds; aiperf ITL
+is per request (e2e - ttft)/(osl - 1), so it is also the TPOT, and interactivity is 1/ITL at each
+percentile, the AgentX v3 definition (§0.4, §3.6).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ingest.errors import ParseError
+from ingest.readers._metrics_common import number, parse_float
+from ingest.readers.base import Row, SourceFile
+from ingest.schema import Col
+
+_TO_SECONDS = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "seconds": 1.0, "us": 1e-6, "ns": 1e-9}
+_LATENCIES = (
+    ("ttft", "time_to_first_token"),
+    ("e2el", "request_latency"),
+    ("itl", "inter_token_latency"),
+)
+_STATS = (
+    ("mean", "avg"),
+    ("median", "p50"),
+    ("p75", "p75"),
+    ("p90", "p90"),
+    ("p95", "p95"),
+    ("p99", "p99"),
+)
+_OLD_TAGS = {"ttft": "time_to_first_token", "ttst": "time_to_second_token"}
+_CSV_ALIASES = {
+    "total_input_sequence_length": "total_isl",
+    "total_output_sequence_length": "total_osl",
+}
+_CSV_LABEL = re.compile(r"^(?P<label>.*?)\s*(?:\((?P<unit>[^()]*)\))?$")
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One aiperf metric: its unit and statistics (avg, p50, ...; None where aiperf wrote null)."""
+
+    unit: str
+    values: Mapping[str, float]
+
+
+def _stat(entry: Mapping[str, Any], rel: str, key: str) -> Stat:
+    values = {
+        k: number(v, rel, f"{key}.{k}")
+        for k, v in entry.items()
+        if k not in {"unit", "tag", "header"} and v is not None
+    }
+    return Stat(str(entry.get("unit", "")), values)
+
+
+def stats_from_json(doc: Mapping[str, Any], rel: str) -> tuple[dict[str, Stat], str]:
+    """Metric statistics of a profile export and its schema variant (aiperf / aiperf_legacy).
+
+    Raises:
+        ParseError: when a metric's statistic is not a finite number.
+    """
+    records = doc.get("records")
+    legacy = isinstance(records, Mapping)
+    source = records if isinstance(records, Mapping) else doc
+    out: dict[str, Stat] = {}
+    for key, entry in source.items():
+        if isinstance(entry, Mapping) and "unit" in entry:
+            name = _OLD_TAGS.get(str(key), str(key))
+            out[name] = _stat(entry, rel, f"records.{key}" if legacy else str(key))
+    return out, "aiperf_legacy" if legacy else "aiperf"
+
+
+def stats_from_csv(text: str, rel: str) -> dict[str, Stat]:
+    """Metric statistics of a `profile_export_aiperf.csv` (both tables).
+
+    Raises:
+        ParseError: naming the line whose header or value cannot be read.
+    """
+    out: dict[str, Stat] = {}
+    header: list[str] | None = None
+    for lineno, cells in enumerate(csv.reader(text.splitlines()), start=1):
+        if not cells or not any(c.strip() for c in cells):
+            header = None
+            continue
+        if header is None:
+            if cells[0] != "Metric":
+                raise ParseError(
+                    rel, f"line {lineno}", f"expected a `Metric,...` header, got {cells[0]!r}"
+                )
+            header = cells
+            continue
+        m = _CSV_LABEL.match(cells[0].strip())
+        label = m["label"] if m else cells[0]
+        key = re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+        names = ["avg"] if header[1:] == ["Value"] else header[1:]
+        values = {
+            n: parse_float(v, rel, f"line {lineno}")
+            for n, v in zip(names, cells[1:], strict=False)
+            if v.strip()
+        }
+        out[_CSV_ALIASES.get(key, key)] = Stat((m["unit"] if m else None) or "", values)
+    return out
+
+
+def _avg(stats: Mapping[str, Stat], name: str) -> float | None:
+    stat = stats.get(name)
+    return stat.values.get("avg") if stat else None
+
+
+def metrics_row(stats: Mapping[str, Stat], rel: str) -> Row:
+    """Canonical metric columns from aiperf statistics.
+
+    Raises:
+        ParseError: when a latency has a unit that is not a time.
+    """
+    row: Row = {}
+    for lat, key in _LATENCIES:
+        stat = stats.get(key)
+        if stat is None:
+            continue
+        scale = _TO_SECONDS.get(stat.unit.lower())
+        if scale is None:
+            raise ParseError(
+                rel, key, f"latency unit {stat.unit!r} is not a time unit (ms, s, us, ns)"
+            )
+        for ours, theirs in _STATS:
+            if theirs in stat.values:
+                row[f"{ours}_{lat}"] = stat.values[theirs] * scale
+    for ours, _ in _STATS:
+        itl = row.get(f"{ours}_itl")
+        if itl is not None:
+            row[f"{ours}_tpot"] = itl
+            if itl > 0:
+                row[f"{ours}_intvty"] = 1.0 / itl
+    if any(k.endswith("_intvty") for k in row):
+        row[Col.INTVTY_DEFINITION] = "inv_itl_percentile"
+    for col, name in (
+        (Col.TOTAL_TPUT, "total_token_throughput"),
+        (Col.OUTPUT_TPUT, "output_token_throughput"),
+        (Col.INPUT_TPUT, "input_token_throughput"),
+        (Col.REQUEST_THROUGHPUT, "request_throughput"),
+        (Col.DURATION, "benchmark_duration"),
+        (Col.TOTAL_INPUT_TOKENS, "total_isl"),
+        (Col.TOTAL_OUTPUT_TOKENS, "total_osl"),
+    ):
+        value = _avg(stats, name)
+        if value is not None:
+            row[col] = (
+                int(value) if col in (Col.TOTAL_INPUT_TOKENS, Col.TOTAL_OUTPUT_TOKENS) else value
+            )
+    duration = row.get(Col.DURATION)
+    if row.get(Col.INPUT_TPUT) is None and row.get(Col.TOTAL_INPUT_TOKENS) is not None and duration:
+        row[Col.INPUT_TPUT] = row[Col.TOTAL_INPUT_TOKENS] / duration
+    for col, name in (
+        (Col.MEAN_INPUT_LEN, "input_sequence_length"),
+        (Col.MEAN_OUTPUT_LEN, "output_sequence_length"),
+    ):
+        if (value := _avg(stats, name)) is not None:
+            row[col] = value
+    ok, errors, completed = (
+        _avg(stats, n) for n in ("request_count", "error_request_count", "completed_request_count")
+    )
+    if ok is not None:
+        row[Col.NUM_REQUESTS_SUCCESSFUL] = int(ok)
+        row[Col.NUM_REQUESTS_TOTAL] = int(
+            completed if completed is not None else ok + (errors or 0.0)
+        )
+    hit = stats.get("theoretical_prefix_cache_hit")
+    if hit is not None:
+        total, count = hit.values.get("sum"), hit.values.get("count")
+        row[Col.THEORETICAL_CACHE_HIT_RATE] = (
+            total / count if total is not None and count else (hit.values.get("avg", 0.0) / 100.0)
+        )
+    return row
+
+
+def is_profile_json(doc: Any) -> bool:
+    """An aiperf run aggregate (0.8 top-level metrics, or the older `records` object)."""
+    if not isinstance(doc, Mapping) or "metrics" in doc:
+        return False
+    records = doc.get("records")
+    if isinstance(records, Mapping):
+        return any(isinstance(v, Mapping) and "tag" in v and "unit" in v for v in records.values())
+    return any(
+        isinstance(doc.get(k), Mapping) and "unit" in doc[k]
+        for k in ("request_count", "request_latency", "benchmark_duration")
+    )
+
+
+def is_profile_csv(src: SourceFile) -> bool:
+    """An aiperf `profile_export_aiperf.csv` (first table header `Metric,avg,min,max,...`)."""
+    return src.data.lstrip(b"\xef\xbb\xbf").startswith(b"Metric,avg,")

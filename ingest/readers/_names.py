@@ -1,0 +1,116 @@
+"""What InferenceX and its harnesses encode in result file names (formats.md 1.3 and 7.1).
+
+Readers parse the JSON fields first; these facts only fill what the JSON lacks (the multinode GPU
+split, the concrete runner, the nominal sequence lengths of raw files).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+# {EXP}_{PREC}_{FW}_tp{TP}[-pp{PP}][-dcp{DCP}][-pcp{PCP}]-ep{EP}-dpa{bool}_disagg-{bool}_spec-{SPEC}
+#   _conc{CONC}_{runner}[_recipe-{fingerprint[:16]}]
+_SINGLE = re.compile(
+    r"^(?P<exp>.+?)_(?P<prec>[a-z0-9]+)_(?P<fw>[a-z][a-z0-9.\-]*)"
+    r"_tp(?P<tp>\d+)(?:-pp(?P<pp>\d+))?(?:-dcp(?P<dcp>\d+))?(?:-pcp(?P<pcp>\d+))?"
+    r"-ep(?P<ep>\d+)-dpa(?P<dpa>true|false)_disagg-(?P<disagg>true|false)"
+    r"_spec-(?P<spec>[A-Za-z0-9.\-_]+?)_conc(?P<conc>\d+)_(?P<runner>.+?)"
+    r"(?:_recipe-(?P<recipe>[0-9a-f]+))?$"
+)
+# Multinode names: only the runner after the conc list is taken from them.
+_RUNNER = re.compile(
+    r"_conc[0-9x]+_(?P<runner>[A-Za-z0-9][A-Za-z0-9\-]*(?:_\d+)?)(?:_recipe-[0-9a-f]+)?$"
+)
+_GPU_SPLIT = re.compile(r"_gpus_(?P<gpus>\d+)(?:_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+))?$")
+_TRAILING_CONC = re.compile(r"_conc(?P<conc>\d+)$")
+_CONC = re.compile(r"(?:^|_)conc(?:urrency_)?(?P<conc>\d+)(?=_|$)")
+_SEQ_K = re.compile(r"(?:^|_)(?P<isl>\d+)k(?P<osl>\d+)k(?=_|$)")
+_SEQ = re.compile(r"(?:^|_)isl(?P<isl>\d+)_osl(?P<osl>\d+)(?=_|$)")
+_USERS = re.compile(r"(?:^|_)users(?P<users>\d+)(?=_|$)")
+
+
+@dataclass(frozen=True)
+class NameFacts:
+    """Facts a file name carries; None where it carries nothing."""
+
+    exp_name: str | None = None
+    precision: str | None = None
+    framework: str | None = None
+    tp: int | None = None
+    pp: int | None = None
+    dcp: int | None = None
+    pcp: int | None = None
+    ep: int | None = None
+    dp_attention: bool | None = None
+    disagg: bool | None = None
+    spec: str | None = None
+    conc: int | None = None
+    users: int | None = None
+    runner: str | None = None
+    recipe: str | None = None
+    gpus: int | None = None
+    prefill_gpus: int | None = None
+    decode_gpus: int | None = None
+    isl: int | None = None
+    osl: int | None = None
+
+    @property
+    def model_prefix(self) -> str | None:
+        """InferenceX EXP_NAME starts with the model prefix (e.g. kimik2.5_8k1k -> kimik2.5)."""
+        return self.exp_name.split("_", 1)[0] if self.exp_name else None
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value else None
+
+
+def parse_name(name: str) -> NameFacts:
+    """Parse a result file name (with or without directories and the .json suffix)."""
+    stem = PurePosixPath(name).name
+    stem = stem.removesuffix(".json")
+    stem = stem.removeprefix("agg_")
+    facts: dict[str, Any] = {}
+    split = _GPU_SPLIT.search(stem)
+    if split:
+        facts["gpus"] = int(split["gpus"])
+        facts["prefill_gpus"] = _int(split["ctx"])
+        facts["decode_gpus"] = _int(split["gen"])
+        stem = stem[: split.start()]
+    concs = [int(m["conc"]) for m in _CONC.finditer(stem)]
+    if concs:
+        facts["conc"] = concs[-1]
+    users = _USERS.search(stem)
+    if users:
+        facts["users"] = int(users["users"])
+    seq = _SEQ.search(stem) or _SEQ_K.search(stem)
+    if seq:
+        scale = 1024 if seq.re is _SEQ_K else 1
+        facts["isl"] = int(seq["isl"]) * scale
+        facts["osl"] = int(seq["osl"]) * scale
+    # Multinode agentic aggregates are `<RESULT_FILENAME>_conc<N>.json`.
+    base = _TRAILING_CONC.sub("", stem)
+    single = _SINGLE.match(base)
+    if single:
+        facts.update(
+            exp_name=single["exp"],
+            precision=single["prec"],
+            framework=single["fw"],
+            tp=int(single["tp"]),
+            pp=_int(single["pp"]),
+            dcp=_int(single["dcp"]),
+            pcp=_int(single["pcp"]),
+            ep=int(single["ep"]),
+            dp_attention=single["dpa"] == "true",
+            disagg=single["disagg"] == "true",
+            spec=single["spec"],
+            runner=single["runner"],
+            recipe=single["recipe"],
+        )
+    elif "_prefill-tp" in base and not split:
+        runner = _RUNNER.search(base)
+        if runner:
+            facts["runner"] = runner["runner"]
+    return NameFacts(**facts)

@@ -1,0 +1,101 @@
+"""Reader for run-level `results_bmk/agg_bmk.json` arrays.
+
+`utils/collect_results.py` loads every `*.json` of the downloaded `bmk_*` artifacts into one JSON
+array, so it mixes flat fixed-sequence rows and nested AgentX rows and keeps retries (formats.md 6).
+Each element goes to the row reader of its shape. An element that cannot be read, or that would
+fail the data contract, becomes a `RowReject` naming its index; the other elements are kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ingest.errors import ParseError, SchemaError
+from ingest.normalize import normalize
+from ingest.readers.agentic import is_agentic_v3, read_agentic_v3
+from ingest.readers.agentic_flat import is_agentic_flat, read_agentic_flat
+from ingest.readers.agg_fixed import is_fixed_aggregate, read_fixed_row
+from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
+from ingest.schema import Col
+
+
+@dataclass(frozen=True)
+class _RowReader:
+    name: str
+    sniff: Callable[[Any], bool]
+    read: Callable[[SourceFile, Any], Row]
+
+
+_ROW_READERS = (
+    _RowReader("agentic_v3", is_agentic_v3, read_agentic_v3),
+    _RowReader("agentic_flat", is_agentic_flat, read_agentic_flat),
+    _RowReader("agg_fixed", is_fixed_aggregate, read_fixed_row),
+)
+
+
+def _row_reader(element: Any) -> _RowReader | None:
+    return next((r for r in _ROW_READERS if r.sniff(element)), None)
+
+
+def _checked(src: SourceFile, element: Any, reader: _RowReader) -> tuple[Row, str]:
+    """The partial row and its identity (arm and conc), or ParseError/SchemaError."""
+    row = reader.read(src, element)
+    # Validate now so one bad element is rejected alone instead of failing the whole array.
+    full = normalize(
+        row,
+        run_id="",
+        source_path=src.rel,
+        source_sha256="",
+        artifact="",
+        ingested_at=None,
+    )
+    return row, f"{full[Col.ARM_ID.value]}/{full[Col.CONC.value]}"
+
+
+class AggArrayReader:
+    """`agg_bmk.json`: an array of fixed-sequence and agentic aggregate rows."""
+
+    name = "agg_array"
+
+    def sniff(self, src: SourceFile, doc: Any) -> bool:
+        return isinstance(doc, list) and any(_row_reader(e) is not None for e in doc)
+
+    def read(self, src: SourceFile, doc: Any) -> ReadResult:
+        if not isinstance(doc, list):
+            raise ParseError(src.rel, "", "expected a JSON array of aggregate rows")
+        result = ReadResult()
+        seen_bodies: dict[str, int] = {}
+        seen_points: dict[str, int] = {}
+        for i, element in enumerate(doc):
+            reader = _row_reader(element)
+            if reader is None:
+                reason = "not a fixed-sequence (process_result.py) or agentic aggregate row"
+                result.rejects.append(RowReject("", reason, str(i)))
+                continue
+            body = json.dumps(element, sort_keys=True)
+            if body in seen_bodies:
+                result.notes.append(f"element {i} repeats element {seen_bodies[body]}; kept once")
+                continue
+            seen_bodies[body] = i
+            try:
+                row, point = _checked(src, element, reader)
+            except (ParseError, SchemaError) as exc:
+                result.rejects.append(RowReject(exc.field, exc.reason, str(i)))
+                continue
+            if point in seen_points:
+                first = seen_points[point]
+                reason = (
+                    f"same configuration and conc as element {first} (a retried job?); "
+                    f"element {first} was kept"
+                )
+                result.rejects.append(RowReject("", reason, str(i)))
+                continue
+            seen_points[point] = i
+            result.points.append(row)
+        return result
+
+
+FILE_READERS = (AggArrayReader(),)

@@ -1,0 +1,222 @@
+"""aiperf raw trees: `profile_export_aiperf.{json,csv}` with their server dumps and command lines.
+
+The run aggregate (either JSON schema or the CSV, `ingest.readers._aiperf_export`) gives the
+metrics, `server_metrics_export.{json,csv}` the spec-decode counters, server summary and time
+series, `vllm_command.txt` the server config, `benchmark_command.txt` the client flags, and a
+`server.log` the acceptance when the dump has no spec-decode counters.
+
+A tree inside an InferenceX `agentic_<x>` artifact enriches the `bmk_agentic_<x>` aggregate built
+from the same records (InferenceX always uploads both, §7.2); any other tree is a point of its own,
+its identity taken from the directory name (§7.1), the aiperf input config and the command lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ingest.errors import ParseError
+from ingest.readers import server_metrics
+from ingest.readers._aiperf_export import (
+    is_profile_csv,
+    is_profile_json,
+    metrics_row,
+    stats_from_csv,
+    stats_from_json,
+)
+from ingest.readers._metrics_common import identity_from_name, unit_dir_name
+from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
+from ingest.readers.server_log import spec_from_log
+from ingest.readers.vllm_command import (
+    config_columns,
+    is_serve_command,
+    parse_flags,
+    serve_flags,
+    split_command,
+    topology_columns,
+)
+from ingest.schema import Col
+
+_SPEC_COLUMNS = {
+    Col.SPEC_DRAFTS,
+    Col.SPEC_DRAFT_TOKENS,
+    Col.SPEC_ACCEPTED_TOKENS,
+    Col.AL_MEASURED,
+    Col.DRAFT_ACCEPTANCE_RATE,
+    Col.ACCEPT_RATE_PER_POS,
+    Col.AL_SOURCE,
+}
+
+
+def _load_json(src: SourceFile) -> Any:
+    if src.data.lstrip()[:1] != b"{":
+        return None
+    try:
+        return json.loads(src.text())
+    except json.JSONDecodeError as exc:
+        raise ParseError(
+            src.rel, "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from exc
+
+
+def _identity(
+    files: list[SourceFile], config: Mapping[str, Any], by_kind: Mapping[str, SourceFile]
+) -> Row:
+    row = identity_from_name(unit_dir_name(files))
+    endpoint, loadgen = config.get("endpoint", {}), config.get("loadgen", {})
+    models = endpoint.get("model_names") if isinstance(endpoint, Mapping) else None
+    if isinstance(models, list) and models:
+        row[Col.MODEL] = str(models[0])
+    if isinstance(loadgen, Mapping) and loadgen.get("concurrency") is not None:
+        row[Col.CONC] = loadgen["concurrency"]
+    if "client" in by_kind:
+        flags = parse_flags(split_command(by_kind["client"].text(), by_kind["client"].rel))
+        row.setdefault(Col.CONC, flags.get("concurrency"))
+        row.setdefault(Col.MODEL, flags.get("model"))
+    inputs = config.get("input", {}) if isinstance(config.get("input"), Mapping) else {}
+    agentic = bool(inputs.get("public_dataset") or inputs.get("conversation")) or "agentx" in str(
+        config.get("scenario", "")
+    )
+    row[Col.SCENARIO] = "agentic-coding" if agentic else "fixed-seq-len"
+    prompt = inputs.get("prompt", {}) if isinstance(inputs.get("prompt"), Mapping) else {}
+    for col, key in ((Col.ISL, "input_tokens"), (Col.OSL, "output_tokens")):
+        mean = prompt.get(key, {}).get("mean") if isinstance(prompt.get(key), Mapping) else None
+        if mean is not None and not agentic:
+            row[col] = mean
+    return row
+
+
+def _classify(files: list[SourceFile]) -> tuple[dict[str, SourceFile], dict[str, Any]]:
+    kinds: dict[str, SourceFile] = {}
+    docs: dict[str, Any] = {}
+    for src in files:
+        doc = _load_json(src) if src.name.endswith(".json") else None
+        head = src.data[:256].decode("utf-8", "replace")
+        kind = (
+            "profile_json"
+            if is_profile_json(doc)
+            else "server_json"
+            if server_metrics.is_json_dump(doc)
+            else "profile_csv"
+            if is_profile_csv(src)
+            else "server_csv"
+            if server_metrics.is_csv_dump(src)
+            else "serve"
+            if is_serve_command(src.data)
+            else "client"
+            if re.match(r"\s*\S*aiperf profile\b", head)
+            else "log"
+            if b"SpecDecoding metrics:" in src.data
+            else ""
+        )
+        if kind and kind not in kinds:
+            kinds[kind], docs[kind] = src, doc
+    return kinds, docs
+
+
+def _server_columns(
+    kinds: Mapping[str, SourceFile], docs: Mapping[str, Any]
+) -> tuple[Row, list[Row], list[str]]:
+    enrich: Row = {}
+    series: list[Row] = []
+    notes: list[str] = []
+    if "server_json" in kinds:
+        store, series = server_metrics.read_json_dump(docs["server_json"], kinds["server_json"].rel)
+        enrich, notes = server_metrics.enrich_row(store, kinds["server_json"].rel)
+    elif "server_csv" in kinds:
+        store = server_metrics.read_csv_dump(kinds["server_csv"].text(), kinds["server_csv"].rel)
+        enrich, notes = server_metrics.enrich_row(store, kinds["server_csv"].rel)
+    if "log" in kinds and not _SPEC_COLUMNS & enrich.keys():
+        log_row, log_notes = spec_from_log(kinds["log"].text(), kinds["log"].rel)
+        enrich.update(log_row)
+        notes += log_notes
+    return enrich, series, notes
+
+
+def _warnings(profile: Mapping[str, Any]) -> list[str]:
+    errors = profile.get("error_summary")
+    out = [
+        f"aiperf errors: {e.get('count', '?')} x {(e.get('error_details') or {}).get('type', '?')}"
+        for e in (errors if isinstance(errors, list) else [])
+        if isinstance(e, Mapping)
+    ]
+    if profile.get("was_cancelled") is True:
+        out.append("aiperf run was cancelled before its planned end")
+    return out
+
+
+class AiperfTreeReader:
+    """A directory holding an aiperf run aggregate, read with its server dumps and commands."""
+
+    name = "aiperf"
+
+    def sniff_unit(self, files: list[SourceFile]) -> bool:
+        for src in files:
+            if is_profile_csv(src):
+                return True
+            head = src.data[:4096]
+            if b'"unit"' in head and (b'"records"' in head or b'"request_count"' in src.data):
+                try:
+                    return is_profile_json(_load_json(src))
+                except ParseError:
+                    return True  # ours, and broken: read_unit reports why
+        return False
+
+    def read_unit(self, files: list[SourceFile]) -> ReadResult:
+        kinds, docs = _classify(files)
+        if "profile_json" in kinds:
+            source = kinds["profile_json"]
+            profile: Mapping[str, Any] = docs["profile_json"]
+            stats, variant = stats_from_json(profile, source.rel)
+        elif "profile_csv" in kinds:
+            source, profile, variant = kinds["profile_csv"], {}, "aiperf_csv"
+            stats = stats_from_csv(source.text(), source.rel)
+        else:
+            raise ParseError(
+                files[0].rel,
+                "",
+                "no aiperf run aggregate (profile_export_aiperf.json/.csv) in the directory",
+            )
+        enrich, series, notes = _server_columns(kinds, docs)
+        flags: dict[str, Any] = {}
+        if "serve" in kinds:
+            flags = serve_flags(kinds["serve"].text(), kinds["serve"].rel)
+            config_row, config_notes = config_columns(flags, kinds["serve"].rel)
+            enrich.update(config_row)
+            notes += config_notes
+        # The first consumed file is the one the pipeline names as the point's source.
+        consumed = [source.rel, *sorted(s.rel for s in kinds.values() if s is not source)]
+        unit = unit_dir_name(files)
+        if unit.startswith("agentic_") or any(f.artifact.startswith("agentic_") for f in files):
+            notes.append(
+                f"{unit}: InferenceX raw tree; its point is the bmk_agentic_ aggregate of the "
+                "same run, which these columns enrich"
+            )
+            return ReadResult(enrich=enrich, series=series, notes=notes, consumed=consumed)
+        config = profile.get("input_config")
+        point = _identity(files, config if isinstance(config, Mapping) else {}, kinds)
+        point.update(metrics_row(stats, source.rel))
+        for key, value in topology_columns(flags, kinds["serve"].rel).items() if flags else ():
+            point.setdefault(key, value)
+        point.update(enrich)
+        point[Col.SCHEMA_VARIANT] = variant
+        if warnings := _warnings(profile):
+            point[Col.WARNINGS] = warnings
+        if point.get(Col.TP) is None and point.get(Col.NUM_GPUS) is None:
+            reason = (
+                "GPU count unknown: no vllm_command.txt beside the aiperf export and the directory "
+                f"name {unit!r} is not an InferenceX RESULT_FILENAME, so per-GPU throughput cannot "
+                "be computed; add the server command line or ingest the run's aggregate"
+            )
+            return ReadResult(
+                rejects=[RowReject(Col.NUM_GPUS, reason, source.rel)],
+                series=series,
+                notes=notes,
+                consumed=consumed,
+            )
+        return ReadResult(points=[point], series=series, notes=notes, consumed=consumed)
+
+
+UNIT_READERS = (AiperfTreeReader(),)

@@ -1,0 +1,198 @@
+"""Files that travel with benchmark results but hold no point: recognised, and nothing stored.
+
+Each is recognised by its content and answered with a note saying what it is and why nothing is
+stored, so every file of a run is either read or refused with a reason. Readers that use one of
+these files (the aiperf, multi-turn and capture unit readers) claim it first; this reader sees the
+loose ones. It sits last in the registry so that any reader of a real result wins.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from ingest.readers.base import ReadResult, SourceFile
+
+_STATUS = {"SUCCESS", "SUCCEEDED", "FAILED", "FAILURE", "ERROR", "TIMEOUT", "CANCELLED", "RUNNING"}
+_VLLM_CONFIG_KEYS = {
+    "kv-cache-dtype",
+    "compilation-config",
+    "async-scheduling",
+    "max-model-len",
+    "gpu-memory-utilization",
+    "tensor-parallel-size",
+    "max-num-seqs",
+    "block-size",
+}
+_GOLDEN = re.compile(rb"(?m)^[\w.\-]+:[ \t]*\r?\n[ \t]+thinking_(?:on|off):")
+_MASTER = re.compile(rb"(?m)^[\w.\-]+:[ \t]*\r?\n[ \t]+image:[^\n]*\r?\n[ \t]+model:")
+
+
+def _first_json_line(src: SourceFile) -> Any:
+    line = src.data.split(b"\n", 1)[0]
+    try:
+        return json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+def _text_head(src: SourceFile, n: int = 512) -> str:
+    return src.data[:n].decode("utf-8", "replace").lstrip("\ufeff").lstrip()
+
+
+def _csv_header(src: SourceFile) -> str:
+    return _text_head(src, 4096).split("\n", 1)[0]
+
+
+def _keys(doc: Any, *keys: str) -> bool:
+    return isinstance(doc, dict) and all(k in doc for k in keys)
+
+
+def _vllm_config_yaml(src: SourceFile) -> bool:
+    if len(src.data) > 16 * 1024 or src.data.lstrip()[:1] in (b"{", b"["):
+        return False
+    try:
+        doc = yaml.safe_load(src.data)
+    except yaml.YAMLError:
+        return False
+    return isinstance(doc, dict) and bool(doc) and set(map(str, doc)) & _VLLM_CONFIG_KEYS != set()
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One recognised kind of auxiliary file and why it stores nothing."""
+
+    name: str
+    test: Callable[[SourceFile, Any], bool]
+    note: str
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind(
+        "png",
+        lambda s, d: s.data.startswith(b"\x89PNG\r\n\x1a\n"),
+        "PNG image (a plot rendered by the harness): nothing to store",
+    ),
+    Kind(
+        "aiperf_records",
+        lambda s, d: _keys(_first_json_line(s), "metadata", "metrics"),
+        "aiperf per-request records (profile_export.jsonl): the run aggregate "
+        "profile_export_aiperf.json carries the point; per-request records are not stored "
+        "(fixture copies are truncated heads)",
+    ),
+    Kind(
+        "ledger",
+        lambda s, d: _keys(_first_json_line(s), "timestamp", "kind"),
+        "experiment ledger (an agent's decision log): notes and run ids, not measurements",
+    ),
+    Kind(
+        "changelog_metadata",
+        lambda s, d: _keys(d, "entries") and ("head_ref" in d or "base_ref" in d),
+        "CI changelog_metadata.json (perf-changelog entries of the head ref): provenance, not a point",
+    ),
+    Kind(
+        "github_run",
+        lambda s, d: _keys(d, "workflow_id", "run_number", "head_sha"),
+        "GitHub Actions run metadata (REST API response): `paretolens fetch` records it in the runs catalog",
+    ),
+    Kind(
+        "github_artifacts",
+        lambda s, d: _keys(d, "artifacts", "total_count"),
+        "GitHub Actions artifact listing (REST API response): `paretolens fetch` uses it to download",
+    ),
+    Kind(
+        "aiperf_command",
+        lambda s, d: re.match(r"(?:\S*/)?aiperf profile\b", _text_head(s)) is not None,
+        "recorded `aiperf profile` command line (client flags): read with its aiperf export, not alone",
+    ),
+    Kind(
+        "trace_replay_command",
+        lambda s, d: "trace_replay_tester" in _text_head(s).split("\n", 1)[0],
+        "recorded trace-replay client command line (run metadata): no measurements",
+    ),
+    Kind(
+        "lmcache_command",
+        lambda s, d: _text_head(s).startswith("lmcache server"),
+        "recorded `lmcache server` command line (KV offload server config): no measurements",
+    ),
+    Kind(
+        "status",
+        lambda s, d: len(s.data) < 64 and _text_head(s).strip().upper() in _STATUS,
+        "run status marker: read by the multi-turn run reader; alone it has nothing to store",
+    ),
+    Kind(
+        "workload_summary",
+        lambda s, d: b"BENCHMARK WORKLOAD DISTRIBUTION ANALYSIS" in s.data[:4096],
+        "workload ISL/OSL distribution summary (includes warmup requests): descriptive, not a point",
+    ),
+    Kind(
+        "golden_al",
+        lambda s, d: d is None and _GOLDEN.search(s.data[:4096]) is not None,
+        "golden acceptance-length table (model -> thinking mode -> K -> AL): reference data for the AL "
+        "check (bundled under data/golden_al), not a measurement",
+    ),
+    Kind(
+        "perf_changelog",
+        lambda s, d: d is None and _text_head(s).startswith("- config-keys:"),
+        "InferenceX perf-changelog.yaml: change descriptions, not measurements",
+    ),
+    Kind(
+        "runners",
+        lambda s, d: d is None and _text_head(s).startswith("labels:") and b"\nhardware:" in s.data,
+        "InferenceX runners.yaml (runner labels -> hardware): configuration, not measurements",
+    ),
+    Kind(
+        "sweep_config",
+        lambda s, d: d is None and _MASTER.search(s.data[:8192]) is not None,
+        "InferenceX sweep master config: what to run, not results (see the sweep export)",
+    ),
+    Kind(
+        "vllm_config",
+        lambda s, d: d is None and _vllm_config_yaml(s),
+        "vLLM --config YAML (server flags): merged into server_flags when read with its vllm_command.txt",
+    ),
+    Kind(
+        "published_extract",
+        lambda s, d: "published_" in _csv_header(s) and "artifact_name" in _csv_header(s),
+        "third-party analysis CSV flattening published bmk_agentic aggregates (rounded values, derived "
+        "totals, topology only in artifact names): refused as a secondary source; ingest the run's "
+        "bmk_agentic_* artifacts (`paretolens fetch`) instead",
+    ),
+    Kind(
+        "agentic_summary",
+        lambda s, d: _csv_header(s).startswith("exp_name,tp,users,offload,status,"),
+        "summary table of the flat agentic aggregates beside it: the agg_*.json files carry the points",
+    ),
+    Kind(
+        "synthetic_rates",
+        lambda s, d: b"synthetic_acceptance_rates" in s.data[:4096] and len(s.data) < 16384,
+        "synthetic acceptance rates derived from a run's /metrics counters (for a later synthetic run): "
+        "cross-checked when read with its vLLM capture directory; alone it has nothing to store",
+    ),
+)
+
+
+class AuxiliaryReader:
+    """Recognised non-result files: a note each, nothing stored."""
+
+    name = "auxiliary"
+
+    def kind(self, src: SourceFile, doc: Any) -> Kind | None:
+        """The recognised kind of a file, or None."""
+        return next((k for k in KINDS if k.test(src, doc)), None)
+
+    def sniff(self, src: SourceFile, doc: Any) -> bool:
+        return self.kind(src, doc) is not None
+
+    def read(self, src: SourceFile, doc: Any) -> ReadResult:
+        kind = self.kind(src, doc)
+        note = kind.note if kind else "not a recognised auxiliary file"
+        return ReadResult(notes=[f"{src.rel}: {note}"], consumed=[src.rel])
+
+
+FILE_READERS = (AuxiliaryReader(),)

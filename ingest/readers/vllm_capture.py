@@ -1,0 +1,295 @@
+"""A vLLM run directory captured by hand: `vllm bench serve` console logs, `/metrics`, server log.
+
+Each `Serving Benchmark Result` block of a console log is one point (its `Speculative Decoding`
+section gives the counters, al_source `bench_console`); a block repeated in a combined log and a
+per-concurrency log is read once. The server config comes from the server log's `non-default
+args` (or a `vllm_command.txt`). The `/metrics` scrape, the server log's `SpecDecoding` lines and
+`synthetic_acceptance_rates.json` (derived from the scrape for a later synthetic run, so not this
+run's config) are cross-checked against the console counters and reported as notes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ingest.errors import ParseError
+from ingest.readers import prometheus
+from ingest.readers._metrics_common import parse_float, spec_row
+from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
+from ingest.readers.server_log import nondefault_args, spec_from_log
+from ingest.readers.vllm_command import (
+    config_columns,
+    is_serve_command,
+    serve_flags,
+    topology_columns,
+)
+from ingest.schema import Col
+
+_BANNER = "============ Serving Benchmark Result ============"
+_LINE = re.compile(r"^\s*(?P<label>[^:]+?):\s+(?P<value>\S+)\s*$")
+_LATENCY = re.compile(
+    r"^(?P<stat>Mean|Median|P(?P<pct>\d+(?:\.\d+)?)) (?P<lat>TTFT|TPOT|ITL|E2EL) \(ms\)$"
+)
+_POSITION = re.compile(r"^Position (?P<i>\d+)$")
+_COLUMNS = {c.value for c in Col}
+_NS_KEYS = (
+    "max_concurrency",
+    "model",
+    "num_prompts",
+    "dataset_name",
+    "random_input_len",
+    "random_output_len",
+)
+_PLAIN = {
+    "Benchmark duration (s)": Col.DURATION,
+    "Request throughput (req/s)": Col.REQUEST_THROUGHPUT,
+    "Output token throughput (tok/s)": Col.OUTPUT_TPUT,
+    "Total token throughput (tok/s)": Col.TOTAL_TPUT,
+    "Total input tokens": Col.TOTAL_INPUT_TOKENS,
+    "Total generated tokens": Col.TOTAL_OUTPUT_TOKENS,
+}
+
+
+@dataclass
+class Block:
+    """One `Serving Benchmark Result` block and the bench arguments printed before it."""
+
+    rel: str
+    lineno: int
+    args: dict[str, str] = field(default_factory=dict)
+    values: dict[str, float] = field(default_factory=dict)
+
+
+def _namespace(line: str) -> dict[str, str]:
+    out = {}
+    for key in _NS_KEYS:
+        m = re.search(rf"[(\s,]{key}=(?:'(?P<q>[^']*)'|(?P<v>[^,)]*))", line)
+        if m:
+            out[key] = m["q"] if m["q"] is not None else m["v"]
+    return out
+
+
+def parse_console(text: str, rel: str) -> list[Block]:
+    """Result blocks of a `vllm bench serve` console log.
+
+    Raises:
+        ParseError: naming the line whose value is not a number.
+    """
+    blocks: list[Block] = []
+    args: dict[str, str] = {}
+    current: Block | None = None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("Namespace("):
+            args = _namespace(line)
+        elif line.strip() == _BANNER:
+            current = Block(rel, lineno, dict(args))
+            blocks.append(current)
+        elif current is not None and line.startswith("=" * 20):
+            current = None
+        elif current is not None and (m := _LINE.match(line)):
+            current.values[m["label"].strip()] = parse_float(m["value"], rel, f"line {lineno}")
+    return blocks
+
+
+def block_row(block: Block) -> Row:
+    """Canonical columns of one result block (ms become s, percentages fractions).
+
+    Raises:
+        ParseError: when the block has no concurrency or no request counts.
+    """
+    v, where = block.values, f"line {block.lineno}"
+    conc = v.get("Maximum request concurrency")
+    if conc is None and block.args.get("max_concurrency", "None") not in ("None", ""):
+        conc = parse_float(block.args["max_concurrency"], block.rel, "max_concurrency")
+    if conc is None or "Successful requests" not in v:
+        raise ParseError(
+            block.rel,
+            where,
+            "result block without `Maximum request concurrency` or `Successful requests`",
+        )
+    row: Row = {Col.CONC: int(conc), Col.NUM_REQUESTS_SUCCESSFUL: int(v["Successful requests"])}
+    row[Col.NUM_REQUESTS_TOTAL] = int(v["Successful requests"] + v.get("Failed requests", 0.0))
+    for label, col in _PLAIN.items():
+        if label in v:
+            row[col] = (
+                int(v[label])
+                if col in (Col.TOTAL_INPUT_TOKENS, Col.TOTAL_OUTPUT_TOKENS)
+                else v[label]
+            )
+    if row.get(Col.TOTAL_TPUT) is not None and row.get(Col.OUTPUT_TPUT) is not None:
+        row[Col.INPUT_TPUT] = row[Col.TOTAL_TPUT] - row[Col.OUTPUT_TPUT]
+    ok = row[Col.NUM_REQUESTS_SUCCESSFUL]
+    for col, total in (
+        (Col.MEAN_INPUT_LEN, Col.TOTAL_INPUT_TOKENS),
+        (Col.MEAN_OUTPUT_LEN, Col.TOTAL_OUTPUT_TOKENS),
+    ):
+        if ok and row.get(total) is not None:
+            row[col] = row[total] / ok
+    per_pos: dict[int, float] = {}
+    for label, value in v.items():
+        if m := _LATENCY.match(label):
+            pct = m["pct"]
+            stat = (
+                "mean"
+                if m["stat"] == "Mean"
+                else "median"
+                if m["stat"] == "Median" or pct == "50"
+                else f"p{pct}"
+            )
+            if (name := f"{stat}_{m['lat'].lower()}") in _COLUMNS:
+                row[name] = value / 1000.0
+        elif p := _POSITION.match(label):
+            per_pos[int(p["i"])] = value / 100.0
+    drafts = v.get("Drafts")
+    if drafts is not None:
+        spec = spec_row(
+            drafts, v.get("Draft tokens"), v.get("Accepted tokens"), {}, "bench_console"
+        )
+        if per_pos:
+            spec[Col.ACCEPT_RATE_PER_POS] = [per_pos.get(i, 0.0) for i in range(max(per_pos) + 1)]
+        row.update(spec)
+        printed, measured = v.get("Acceptance length"), spec.get(Col.AL_MEASURED)
+        if printed is not None and measured is not None and abs(printed - measured) > 0.006:
+            row[Col.WARNINGS] = [
+                f"printed acceptance length {printed} != 1 + accepted/drafts = {measured:.4f}"
+            ]
+    if block.args.get("dataset_name") == "random":
+        for col, key in ((Col.ISL, "random_input_len"), (Col.OSL, "random_output_len")):
+            if block.args.get(key, "").isdigit():
+                row[col] = int(block.args[key])
+    return row
+
+
+def _server_config(files: list[SourceFile]) -> tuple[Row, list[str], set[str]]:
+    for src in files:
+        text = src.data.decode("utf-8", "replace")
+        flags: dict[str, Any] | None = None
+        if is_serve_command(src.data):
+            flags = serve_flags(src.text(), src.rel)
+        elif "non-default args:" in text:
+            flags = nondefault_args(src.text(), src.rel)
+        if flags is not None:
+            row, notes = config_columns(flags, src.rel)
+            return {**topology_columns(flags, src.rel), **row}, notes, {src.rel}
+    return (
+        {Col.FRAMEWORK: "vllm"},
+        ["no server command line or `non-default args` log line: server config unknown"],
+        set(),
+    )
+
+
+def _cross_checks(files: list[SourceFile], points: list[Row]) -> tuple[list[str], set[str]]:
+    notes: list[str] = []
+    used: set[str] = set()
+    console = {
+        c: sum(p.get(c) or 0.0 for p in points) for c in (Col.SPEC_DRAFTS, Col.SPEC_ACCEPTED_TOKENS)
+    }
+    for src in files:
+        if prometheus.is_prometheus_text(src):
+            snap = prometheus.snapshot_row(src.text(), src.rel)
+            used.add(src.rel)
+            pair = (snap.get(Col.SPEC_DRAFTS), snap.get(Col.SPEC_ACCEPTED_TOKENS))
+            same = pair == (console[Col.SPEC_DRAFTS], console[Col.SPEC_ACCEPTED_TOKENS])
+            notes.append(
+                f"{src.rel}: /metrics drafts, accepted = {pair}; the console blocks sum to "
+                f"{tuple(console.values())}: {'consistent' if same else 'the scrape also counts other traffic'}"
+                f"; snapshot AL {snap.get(Col.AL_MEASURED)}"
+            )
+        elif b"SpecDecoding metrics:" in src.data:
+            row, _ = spec_from_log(src.text(), src.rel)
+            used.add(src.rel)
+            notes.append(
+                f"{src.rel}: server-log AL {row.get(Col.AL_MEASURED)} over {row.get(Col.SPEC_DRAFTS)} "
+                "drafts (warmup included, log may be an excerpt)"
+            )
+        elif b"synthetic_acceptance_rates" in src.data:
+            used.add(src.rel)
+            notes.append(
+                f"{src.rel}: synthetic acceptance rates derived from this run's counters for a later "
+                "synthetic run; not this run's config"
+            )
+            if src.data.lstrip()[:1] == b"{":
+                notes += _rates_check(src)
+    return notes, used
+
+
+def _rates_check(src: SourceFile) -> list[str]:
+    try:
+        doc = json.loads(src.text())
+        drafts = float(doc["num_drafts"])
+        derived = [
+            round(float(v) / drafts, 6) for _, v in sorted(doc["accepted_per_position"].items())
+        ]
+        pinned = [float(r) for r in doc["synthetic_acceptance_rates"]]
+    except (
+        json.JSONDecodeError,
+        KeyError,
+        TypeError,
+        ValueError,
+        ZeroDivisionError,
+        AttributeError,
+    ) as exc:
+        raise ParseError(
+            src.rel,
+            "",
+            f"not the synthetic-rates shape (num_drafts, accepted_per_position, "
+            f"synthetic_acceptance_rates): {exc}",
+        ) from exc
+    verdict = "match" if derived == pinned else f"differ from accepted/num_drafts {derived}"
+    return [f"{src.rel}: synthetic_acceptance_rates {pinned} {verdict}"]
+
+
+class VllmCaptureReader:
+    """A directory with `vllm bench serve` console logs: one point per result block."""
+
+    name = "vllm_capture"
+
+    def sniff_unit(self, files: list[SourceFile]) -> bool:
+        return any(_BANNER.encode() in src.data for src in files)
+
+    def read_unit(self, files: list[SourceFile]) -> ReadResult:
+        config, notes, used = _server_config(files)
+        points: list[Row] = []
+        rejects: list[RowReject] = []
+        seen: dict[int, tuple[dict[str, float], str]] = {}
+        consoles: list[str] = []  # first: the pipeline names the points' source after it
+        for src in files:
+            if _BANNER.encode() not in src.data:
+                continue
+            consoles.append(src.rel)
+            for block in parse_console(src.text(), src.rel):
+                row = block_row(block)
+                conc = row[Col.CONC]
+                if conc in seen:
+                    if seen[conc][0] != block.values:
+                        rejects.append(
+                            RowReject(
+                                Col.CONC,
+                                f"a second, different result for concurrency {conc}; "
+                                f"kept the one in {seen[conc][1]}",
+                                f"{block.rel}:{block.lineno}",
+                            )
+                        )
+                    continue
+                seen[conc] = (block.values, f"{block.rel}:{block.lineno}")
+                point = {**config, **row, Col.SCHEMA_VARIANT: "vllm_capture"}
+                if block.args.get("model") and not point.get(Col.MODEL):
+                    point[Col.MODEL] = block.args["model"]
+                point[Col.WARNINGS] = [
+                    *row.get(Col.WARNINGS, []),
+                    "hardware is not recorded in the capture",
+                ]
+                points.append(point)
+        checks, checked = _cross_checks(files, points)
+        return ReadResult(
+            points=points,
+            rejects=rejects,
+            notes=notes + checks,
+            consumed=[*consoles, *sorted((used | checked) - set(consoles))],
+        )
+
+
+UNIT_READERS = (VllmCaptureReader(),)
