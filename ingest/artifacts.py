@@ -10,7 +10,10 @@ the newest; units named `agentic_<x>`, `server_logs_<x>`, `power_audit_<x>` shar
 `bmk_agentic_<x>` / `bmk_<x>` so raw metrics join their aggregate.
 
 Zip extraction refuses absolute paths, `..` escapes, symlinks, more than MAX_MEMBERS members,
-declared sizes beyond the limit and members that inflate past their declared size.
+declared sizes beyond the limit (MAX_ARCHIVE_BYTES for one input, nested zips included), members
+that inflate past their declared size, archives that compress more than MAX_RATIO:1 (per member or
+together), duplicate member names, and zips nested more than MAX_ZIP_DEPTH deep. File names that
+are not UTF-8 are reported, not read.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import contextlib
 import re
 import stat
 import zipfile
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -30,6 +34,7 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_ARCHIVE_BYTES = 2 * 1024 * 1024 * 1024
 MAX_MEMBERS = 20_000
 MAX_RATIO = 200
+MAX_ZIP_DEPTH = 8
 _NESTED_DIRS = {"aiperf_artifacts", "logs", "results", "trace_replay", "LOGS", "agentic"}
 _RETRY = re.compile(r"_(?P<pool>[A-Za-z0-9][A-Za-z0-9.-]*?)_(?P<n>\d+)$")
 _PAIR_PREFIXES = (
@@ -146,6 +151,24 @@ def _group(
     return [u for u in units.values() if u.files]
 
 
+def _shown(name: str) -> str:
+    """A file name as valid text: bytes that are not UTF-8 appear as `\\udcXX` escapes."""
+    return name.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _utf8_only(
+    entries: Iterable[tuple[Path, PurePosixPath]], problems: list[FileProblem]
+) -> list[tuple[Path, PurePosixPath]]:
+    # Names that are not UTF-8 cannot be stored as text; report them instead of reading them.
+    out = []
+    for p, r in entries:
+        if _shown(str(r)) == str(r):
+            out.append((p, r))
+        else:
+            problems.append(FileProblem(_shown(str(r)), "file name is not valid UTF-8: rename it"))
+    return out
+
+
 def _walk(root: Path) -> list[tuple[Path, PurePosixPath]]:
     out = []
     for p in sorted(root.rglob("*")):
@@ -158,27 +181,41 @@ def _walk(root: Path) -> list[tuple[Path, PurePosixPath]]:
     return out
 
 
-def safe_extract(zpath: Path, target: Path) -> list[Path]:
+def safe_extract(zpath: Path, target: Path, limit: int | None = None) -> list[Path]:
     """Extract a zip inside `target`, refusing anything that could escape or explode.
+
+    Args:
+        zpath: the archive.
+        target: an existing directory to extract into.
+        limit: the most uncompressed bytes the archive may declare (MAX_ARCHIVE_BYTES).
 
     Raises:
         UnsafeArchiveError: naming the member and the problem.
     """
+    limit = MAX_ARCHIVE_BYTES if limit is None else limit
     try:
         zf = zipfile.ZipFile(zpath)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
+        # ValueError: a member name flagged as UTF-8 that is not.
         raise UnsafeArchiveError(f"not a readable zip archive: {exc}") from exc
     with zf:
         infos = zf.infolist()
         if len(infos) > MAX_MEMBERS:
             raise UnsafeArchiveError(f"{len(infos)} members, over the {MAX_MEMBERS} member limit")
         declared = sum(i.file_size for i in infos)
-        if declared > MAX_ARCHIVE_BYTES:
+        if declared > limit:
             raise UnsafeArchiveError(
-                f"declares {declared} bytes uncompressed, over the {MAX_ARCHIVE_BYTES} byte limit"
+                f"declares {declared} bytes uncompressed, over the {limit} byte limit"
+            )
+        packed = max(1, sum(i.compress_size for i in infos))
+        # Many members just under the per-member threshold are a bomb too.
+        if declared > 1_000_000 and declared / packed > MAX_RATIO:
+            raise UnsafeArchiveError(
+                f"its members compress {declared / packed:.0f}:1 together (zip bomb?)"
             )
         root = target.resolve()
         out: list[Path] = []
+        seen: set[str] = set()
         for info in infos:
             name = info.filename
             mode = info.external_attr >> 16
@@ -195,8 +232,16 @@ def safe_extract(zpath: Path, target: Path) -> list[Path]:
             if root not in dest.parents and dest != root:
                 raise UnsafeArchiveError(f"member {name!r} escapes the extraction directory")
             if info.is_dir():
-                dest.mkdir(parents=True, exist_ok=True)
+                try:
+                    dest.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise UnsafeArchiveError(
+                        f"member {name!r} cannot be extracted: {exc.strerror or exc}"
+                    ) from exc
                 continue
+            if str(pure) in seen:
+                raise UnsafeArchiveError(f"member {name!r} appears twice in the archive")
+            seen.add(str(pure))
             if (
                 info.compress_size
                 and info.file_size / info.compress_size > MAX_RATIO
@@ -205,9 +250,9 @@ def safe_extract(zpath: Path, target: Path) -> list[Path]:
                 raise UnsafeArchiveError(
                     f"member {name!r} compresses {info.file_size / info.compress_size:.0f}:1 (zip bomb?)"
                 )
-            dest.parent.mkdir(parents=True, exist_ok=True)
             written = 0
             try:
+                dest.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(info) as src, open(dest, "wb") as fh:
                     while chunk := src.read(1 << 20):
                         written += len(chunk)
@@ -216,29 +261,63 @@ def safe_extract(zpath: Path, target: Path) -> list[Path]:
                                 f"member {name!r} inflates beyond its declared or allowed size"
                             )
                         fh.write(chunk)
-            except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
                 raise UnsafeArchiveError(f"member {name!r} is corrupt: {exc}") from exc
+            except RuntimeError as exc:  # encrypted, or a compression method zipfile lacks
+                raise UnsafeArchiveError(f"member {name!r} cannot be read: {exc}") from exc
+            except OSError as exc:  # a name the file system refuses, a file where a dir must be
+                raise UnsafeArchiveError(
+                    f"member {name!r} cannot be extracted: {exc.strerror or exc}"
+                ) from exc
             out.append(dest)
         return out
 
 
-def _from_zip(zpath: Path, work: Path, problems: list[FileProblem], prefix: str = "") -> list[Unit]:
+@dataclass
+class _Budget:
+    """Uncompressed bytes still allowed for one input, shared by its nested zips."""
+
+    left: int = field(default_factory=lambda: MAX_ARCHIVE_BYTES)
+
+
+def _from_zip(
+    zpath: Path,
+    work: Path,
+    problems: list[FileProblem],
+    prefix: str = "",
+    depth: int = 1,
+    budget: _Budget | None = None,
+) -> list[Unit]:
+    budget = budget or _Budget()
+    rel_zip = f"{prefix}{_shown(zpath.name)}"
+    if depth > MAX_ZIP_DEPTH:
+        problems.append(
+            FileProblem(rel_zip, f"zips nested more than {MAX_ZIP_DEPTH} deep: not extracted")
+        )
+        return []
     target = work / f"z{len(list(work.iterdir()))}"
     target.mkdir()
-    rel_zip = f"{prefix}{zpath.name}"
     try:
-        safe_extract(zpath, target)
+        extracted = safe_extract(zpath, target, limit=budget.left)
     except UnsafeArchiveError as exc:
         problems.append(FileProblem(rel_zip, f"unsafe or broken archive: {exc}"))
         return []
+    budget.left -= sum(p.stat().st_size for p in extracted)
     units: list[Unit] = []
     inner = _walk(target)
     nested = [(p, r) for p, r in inner if p.suffix == ".zip"]
     plain = [(p, r) for p, r in inner if p.suffix != ".zip"]
-    units.extend(_group(plain, zpath.stem, f"{rel_zip}/", problems))
+    units.extend(_group(plain, _shown(zpath.stem), f"{rel_zip}/", problems))
     for p, r in nested:
         units.extend(
-            _from_zip(p, work, problems, prefix=f"{rel_zip}/{r.parent}/".replace("/./", "/"))
+            _from_zip(
+                p,
+                work,
+                problems,
+                prefix=f"{rel_zip}/{r.parent}/".replace("/./", "/"),
+                depth=depth + 1,
+                budget=budget,
+            )
         )
     return units
 
@@ -265,21 +344,24 @@ def collect(path: Path, work: Path) -> Collected:
     """Turn one input path into units (zips are extracted under `work`)."""
     problems: list[FileProblem] = []
     if path.is_dir():
-        entries = _walk(path)
+        entries = _utf8_only(_walk(path), problems)
         zips = [(p, r) for p, r in entries if p.suffix == ".zip"]
         plain = [(p, r) for p, r in entries if p.suffix != ".zip"]
-        units = _group(plain, path.name, "", problems)
+        units = _group(plain, _shown(path.name), "", problems)
         for p, r in zips:
             parent = "" if str(r.parent) == "." else f"{r.parent}/"
             units.extend(_from_zip(p, work, problems, prefix=parent))
-        run = path.resolve().name
+        run = _shown(path.resolve().name)
     elif path.suffix == ".zip":
         units = _from_zip(path, work, problems)
-        run = path.stem
+        run = _shown(path.stem)
     elif path.exists() or path.is_symlink():
-        units = _group([(path, PurePosixPath(path.name))], path.parent.resolve().name, "", problems)
-        run = path.resolve().parent.name
+        entries = _utf8_only([(path, PurePosixPath(path.name))], problems)
+        units = _group(entries, _shown(path.parent.resolve().name), "", problems)
+        run = _shown(path.resolve().parent.name)
     else:
-        return Collected(path.name, [], [FileProblem(str(path), "no such file or directory")])
+        return Collected(
+            _shown(path.name), [], [FileProblem(_shown(str(path)), "no such file or directory")]
+        )
     kept, superseded = dedupe_retries(units)
     return Collected(run, kept, problems, superseded)

@@ -102,7 +102,7 @@ def _coerce(col: Col, value: Any) -> Any:
     if pa.types.is_string(dtype):
         if isinstance(value, dict | list):
             return json.dumps(value, sort_keys=True)
-        return str(value)
+        return _text(col, str(value))
     if pa.types.is_list(dtype):
         if not isinstance(value, list):
             raise SchemaError(col, f"expected a list, got {type(value).__name__}")
@@ -114,7 +114,18 @@ def _coerce(col: Col, value: Any) -> Any:
                     raise SchemaError(col, f"expected finite numbers in the list, got {v!r}")
                 out.append(float(v))
             return out
-        return [str(v) for v in value]
+        return [_text(col, str(v)) for v in value]
+    return value
+
+
+def _text(col: Col, value: str) -> str:
+    # A JSON "\\ud800" escape decodes to a lone surrogate, which Arrow cannot store as UTF-8.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SchemaError(
+            col, f"not valid Unicode text: a lone surrogate at character {exc.start}"
+        ) from exc
     return value
 
 
@@ -278,6 +289,20 @@ def _check(row: Row) -> None:
     er = row.get(Col.ERROR_RATE)
     if er is not None and er > 1.0:
         raise SchemaError(Col.ERROR_RATE, f"expected a fraction in 0..1, got {er}")
+    _check_units(row)
+
+
+def _check_units(row: Row) -> None:
+    # Milliseconds written where seconds belong show up as a factor of 1000 between a file's
+    # TPOT and its interactivity (1/TPOT); real files agree within a few percent.
+    for stat in STATS:
+        tpot, intvty = row.get(f"{stat}_tpot"), row.get(f"{stat}_intvty")
+        if tpot and intvty and not 0.1 <= tpot * intvty <= 10:
+            raise SchemaError(
+                f"{stat}_tpot",
+                f"{stat}_tpot {tpot:g} s and {stat}_intvty {intvty:g} tok/s/user disagree "
+                f"{tpot * intvty:.3g}-fold: wrong units? (TPOT in seconds, interactivity = 1/TPOT)",
+            )
 
 
 def normalize(

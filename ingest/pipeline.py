@@ -59,6 +59,7 @@ class IngestReport:
     duplicates: int = 0
     rejected: list[Reject] = field(default_factory=list)
     ignored: list[Ignored] = field(default_factory=list)
+    notes: list[Ignored] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's `--json` document."""
@@ -109,6 +110,19 @@ def parse_json(src: SourceFile) -> Any:
     return doc
 
 
+# What a reader bug raises: the file is rejected with the exception as its reason instead of the
+# whole batch failing (a reader should raise ParseError; the reliability fuzz tests hunt these).
+_READER_BUGS = (
+    ValueError,
+    TypeError,
+    KeyError,
+    AttributeError,
+    IndexError,
+    ArithmeticError,
+    RecursionError,
+)
+
+
 @dataclass
 class _UnitOut:
     unit: Unit
@@ -121,10 +135,19 @@ def _read_unit(unit: Unit, run_id: str, report: IngestReport) -> _UnitOut:
     remaining = list(unit.files)
     by_rel = {f.rel: f for f in unit.files}
     for ureader in unit_readers():
-        if not remaining or not ureader.sniff_unit(remaining):
+        try:
+            hit = bool(remaining) and ureader.sniff_unit(remaining)
+        except Exception:  # a sniffer must never sink the batch; treat as "not mine"
+            hit = False
+        if not hit:
             continue
         try:
             res = ureader.read_unit(remaining)
+        except _READER_BUGS as exc:
+            report.rejected.append(
+                Reject(run_id, unit.name, f"{type(exc).__name__}: {exc}", "", ureader.name)
+            )
+            continue
         except (ParseError, SchemaError) as exc:
             rel = getattr(exc, "path", unit.name)
             report.rejected.append(
@@ -136,7 +159,10 @@ def _read_unit(unit: Unit, run_id: str, report: IngestReport) -> _UnitOut:
                     ureader.name,
                 )
             )
-            res = ReadResult(consumed=[f.rel for f in remaining])
+            # Only the file at fault is spent: the unit's other files (an aggregate beside a broken
+            # aiperf export) still go to the other readers rather than vanishing unreported.
+            remaining = [f for f in remaining if f.rel != rel] if rel in by_rel else []
+            continue
         consumed = set(res.consumed)
         anchor = by_rel.get(res.consumed[0]) if res.consumed else remaining[0]
         _file_result(out, anchor or remaining[0], res, ureader.name, report, run_id)
@@ -162,14 +188,7 @@ def _read_unit(unit: Unit, run_id: str, report: IngestReport) -> _UnitOut:
                 report.rejected.append(
                     Reject(run_id, src.rel, exc.reason, exc.field, reader.name, src.sha256)
                 )
-            except (
-                ValueError,
-                TypeError,
-                KeyError,
-                AttributeError,
-                IndexError,
-                OverflowError,
-            ) as exc:
+            except _READER_BUGS as exc:
                 report.rejected.append(
                     Reject(
                         run_id, src.rel, f"{type(exc).__name__}: {exc}", "", reader.name, src.sha256
@@ -199,6 +218,8 @@ def _file_result(
     for rj in res.rejects:
         where = f"{src.rel}#{rj.row}" if rj.row else src.rel
         report.rejected.append(Reject(run_id, where, rj.reason, rj.field, reader, src.sha256))
+    if res.points or res.enrich or res.series:
+        report.notes.extend(Ignored(src.rel, n) for n in res.notes)
     if res.points:
         out.results.append((src, res, reader))
     elif res.enrich or res.series:

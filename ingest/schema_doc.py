@@ -57,7 +57,9 @@ def render() -> str:
     lines.append("")
     lines += _simple("runs", RUNS_SCHEMA, {str(k): v for k, v in RUN_DESCRIPTIONS.items()})
     lines += _simple("rejects", REJECTS_SCHEMA, {str(k): v for k, v in REJECT_DESCRIPTIONS.items()})
-    lines += _simple("timeseries", TIMESERIES_SCHEMA, {str(k): v for k, v in SERIES_DESCRIPTIONS.items()})
+    lines += _simple(
+        "timeseries", TIMESERIES_SCHEMA, {str(k): v for k, v in SERIES_DESCRIPTIONS.items()}
+    )
     assert set(RunCol) and set(RejectCol) and set(SeriesCol)
     return "\n".join(lines)
 

@@ -168,14 +168,17 @@ def metrics_row(stats: Mapping[str, Stat], rel: str) -> Row:
     )
     if ok is not None:
         row[Col.NUM_REQUESTS_SUCCESSFUL] = int(ok)
-        row[Col.NUM_REQUESTS_TOTAL] = int(
-            completed if completed is not None else ok + (errors or 0.0)
-        )
+        total = int(completed if completed is not None else ok + (errors or 0.0))
+        row[Col.NUM_REQUESTS_TOTAL] = total
+        # aiperf counts only profiled requests (no warmup), so failed / issued is the error rate;
+        # a missing error_request_count means none failed (formats.md §3.8).
+        if total > 0:
+            row[Col.ERROR_RATE] = max(0.0, (total - int(ok)) / total)
     hit = stats.get("theoretical_prefix_cache_hit")
     if hit is not None:
-        total, count = hit.values.get("sum"), hit.values.get("count")
+        hits, count = hit.values.get("sum"), hit.values.get("count")
         row[Col.THEORETICAL_CACHE_HIT_RATE] = (
-            total / count if total is not None and count else (hit.values.get("avg", 0.0) / 100.0)
+            hits / count if hits is not None and count else (hit.values.get("avg", 0.0) / 100.0)
         )
     return row
 

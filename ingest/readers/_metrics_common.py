@@ -65,7 +65,10 @@ def number(value: Any, path: str, field: str) -> float:
     """
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ParseError(path, field, f"expected a number, got {type(value).__name__} {value!r}")
-    out = float(value)
+    try:
+        out = float(value)
+    except OverflowError as exc:
+        raise ParseError(path, field, "number is too large") from exc
     if not math.isfinite(out):
         raise ParseError(path, field, f"expected a finite number, got {value!r}")
     return out
@@ -123,10 +126,12 @@ class MetricStore:
         return self._put(self.gauge_max, name, url, labels, value)
 
     def counter_sum(self, name: str) -> float | None:
+        """Σ of a counter over every recorded series, or None when it was never seen."""
         series = self.counters.get(family(name))
         return sum(series.values()) if series else None
 
     def counter_by(self, name: str, label: str) -> dict[str, float]:
+        """Σ of a counter per value of one label (e.g. per `position` or `source`)."""
         out: dict[str, float] = {}
         for (_, labels), value in self.counters.get(family(name), {}).items():
             key = dict(labels).get(label)
@@ -135,6 +140,7 @@ class MetricStore:
         return out
 
     def gauge_peak(self, name: str) -> float | None:
+        """The largest recorded maximum of a gauge, or None."""
         series = self.gauge_max.get(name)
         return max(series.values()) if series else None
 

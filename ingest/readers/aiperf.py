@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 from ingest.errors import ParseError
@@ -59,6 +60,10 @@ def _load_json(src: SourceFile) -> Any:
         raise ParseError(
             src.rel, "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from exc
+    except RecursionError as exc:
+        raise ParseError(src.rel, "", "JSON nested too deeply") from exc
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise ParseError(src.rel, "", f"invalid JSON: {exc}") from exc
 
 
 def _identity(
@@ -137,14 +142,21 @@ def _server_columns(
 
 def _warnings(profile: Mapping[str, Any]) -> list[str]:
     errors = profile.get("error_summary")
-    out = [
-        f"aiperf errors: {e.get('count', '?')} x {(e.get('error_details') or {}).get('type', '?')}"
-        for e in (errors if isinstance(errors, list) else [])
-        if isinstance(e, Mapping)
-    ]
+    out = []
+    for e in errors if isinstance(errors, list) else []:
+        details = e.get("error_details") if isinstance(e, Mapping) else None
+        kind = details.get("type", "?") if isinstance(details, Mapping) else "?"
+        if isinstance(e, Mapping):
+            out.append(f"aiperf errors: {e.get('count', '?')} x {kind}")
     if profile.get("was_cancelled") is True:
         out.append("aiperf run was cancelled before its planned end")
     return out
+
+
+def _inside_raw_artifact(files: list[SourceFile]) -> bool:
+    # `agentic_<RESULT_FILENAME>` (also as a parent of multinode `conc_<N>/` trees), §7.2.
+    parts = {part for f in files for part in PurePosixPath(f.rel).parts[:-1]}
+    return any(p.startswith("agentic_") and identity_from_name(p) for p in parts)
 
 
 class AiperfTreeReader:
@@ -189,7 +201,7 @@ class AiperfTreeReader:
         # The first consumed file is the one the pipeline names as the point's source.
         consumed = [source.rel, *sorted(s.rel for s in kinds.values() if s is not source)]
         unit = unit_dir_name(files)
-        if unit.startswith("agentic_") or any(f.artifact.startswith("agentic_") for f in files):
+        if _inside_raw_artifact(files):
             notes.append(
                 f"{unit}: InferenceX raw tree; its point is the bmk_agentic_ aggregate of the "
                 "same run, which these columns enrich"
@@ -205,16 +217,11 @@ class AiperfTreeReader:
         if warnings := _warnings(profile):
             point[Col.WARNINGS] = warnings
         if point.get(Col.TP) is None and point.get(Col.NUM_GPUS) is None:
-            reason = (
-                "GPU count unknown: no vllm_command.txt beside the aiperf export and the directory "
-                f"name {unit!r} is not an InferenceX RESULT_FILENAME, so per-GPU throughput cannot "
-                "be computed; add the server command line or ingest the run's aggregate"
-            )
-            return ReadResult(
-                rejects=[RowReject(Col.NUM_GPUS, reason, source.rel)],
-                series=series,
-                notes=notes,
-                consumed=consumed,
+            # Kept with its totals; normalize records that per-GPU throughput cannot be computed.
+            notes.append(
+                f"{unit}: no vllm_command.txt beside the aiperf export and the directory name is "
+                "not an InferenceX RESULT_FILENAME, so the GPU count is unknown; add the server "
+                "command line or ingest the run's aggregate to get per-GPU throughput"
             )
         return ReadResult(points=[point], series=series, notes=notes, consumed=consumed)
 

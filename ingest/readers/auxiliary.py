@@ -37,7 +37,7 @@ def _first_json_line(src: SourceFile) -> Any:
     line = src.data.split(b"\n", 1)[0]
     try:
         return json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError included
         return None
 
 
@@ -89,6 +89,14 @@ KINDS: tuple[Kind, ...] = (
         "ledger",
         lambda s, d: _keys(_first_json_line(s), "timestamp", "kind"),
         "experiment ledger (an agent's decision log): notes and run ids, not measurements",
+    ),
+    Kind(
+        "aiperf_timeslices",
+        lambda s, d: (
+            isinstance(d, dict) and isinstance(d.get("timeslices"), list) and "metrics" not in d
+        ),
+        "aiperf per-timeslice client statistics (profile_export_aiperf_timeslices): the run aggregate "
+        "is the point and server time series come from server_metrics_export.json; not stored",
     ),
     Kind(
         "changelog_metadata",
@@ -174,6 +182,32 @@ KINDS: tuple[Kind, ...] = (
         "synthetic acceptance rates derived from a run's /metrics counters (for a later synthetic run): "
         "cross-checked when read with its vLLM capture directory; alone it has nothing to store",
     ),
+    Kind(
+        "gpu_metrics",
+        lambda s, d: _csv_header(s).replace(" ", "").startswith("timestamp,index,power.draw"),
+        "nvidia-smi GPU telemetry CSV (power, clocks, utilisation): power is read from the "
+        "aggregate's avg_power_w, the raw samples are not stored",
+    ),
+    Kind(
+        "run_stats",
+        lambda s, d: (
+            isinstance(d, dict)
+            and bool(d)
+            and all(isinstance(v, dict) and {"n_success", "total"} <= set(v) for v in d.values())
+        ),
+        "CI run_stats.json (jobs succeeded per hardware): run health, not a point",
+    ),
+    Kind(
+        "text_log",
+        lambda s, d: (
+            d is None
+            and s.name.endswith((".log", ".out"))
+            and b"\x00" not in s.data[:4096]
+            and b"SpecDecoding metrics:" not in s.data
+            and b"Serving Benchmark Result" not in s.data
+        ),
+        "text log without SpecDecoding metrics lines (aiperf/benchmark/server log): nothing to store",
+    ),
 )
 
 
@@ -192,7 +226,7 @@ class AuxiliaryReader:
     def read(self, src: SourceFile, doc: Any) -> ReadResult:
         kind = self.kind(src, doc)
         note = kind.note if kind else "not a recognised auxiliary file"
-        return ReadResult(notes=[f"{src.rel}: {note}"], consumed=[src.rel])
+        return ReadResult(notes=[note], consumed=[src.rel])
 
 
 FILE_READERS = (AuxiliaryReader(),)

@@ -82,11 +82,13 @@ def polled_columns(rows: list[dict[str, float]], rel: str) -> tuple[Row, list[Ro
     ]
     times = [r["relative_time_sec"] for r in rows]
     gaps = [(b - a, a) for a, b in pairwise(times) if b - a > _GAP_S]
-    notes = [
-        f"{rel}: no samples for {gap:.0f} s after t={at:.0f} s (peaks may be missed)"
+    warnings = [
+        f"/metrics polling: no samples for {gap:.0f} s after t={at:.0f} s (peaks may be missed)"
         for gap, at in gaps
     ]
-    return row, series, notes
+    if warnings:
+        row[Col.WARNINGS] = warnings  # a data-quality note for the enriched point
+    return row, series, [f"{rel}: {w}" for w in warnings]
 
 
 def _server_flags(files: list[SourceFile]) -> tuple[Row, list[str], list[str]]:
@@ -225,13 +227,9 @@ class ExperimentSummaryReader:
             try:
                 points.append(summary_row(raw, src.rel, where))
             except ParseError as exc:
-                rejects.append(
-                    RowReject(
-                        exc.field, exc.reason, f"{src.rel}:{lineno} {raw.get('exp_name', '')}"
-                    )
-                )
+                rejects.append(RowReject(exc.field, exc.reason, raw.get("exp_name") or where))
         notes = [
-            f"{src.rel}: interactivity column is 1000/p50_tpot_ms; median_intvty is derived the same way"
+            "the interactivity column is 1000/p50_tpot_ms; median_intvty is derived the same way"
         ]
         return ReadResult(points=points, rejects=rejects, notes=notes, consumed=[src.rel])
 

@@ -128,12 +128,11 @@ class PrometheusSnapshotReader:
 
     def read(self, src: SourceFile, doc: Any) -> ReadResult:
         row = snapshot_row(src.text(), src.rel)
-        note = f"{src.rel}: one /metrics scrape: counters since server start (warmup and earlier runs included)"
+        note = "one /metrics scrape: counters since server start (warmup and earlier runs included)"
         if not row:
             return ReadResult(
                 notes=[
-                    f"{src.rel}: /metrics scrape without vLLM spec-decode or cache counters: "
-                    "nothing to store"
+                    "/metrics scrape without vLLM spec-decode or cache counters: nothing to store"
                 ],
                 consumed=[src.rel],
             )

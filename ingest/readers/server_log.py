@@ -29,7 +29,7 @@ _DRAFTED = re.compile(r"Drafted: (?P<v>[\d,]+) tokens")
 _PER_POS = re.compile(r"Per-position acceptance rate: (?P<v>[\d.]+(?:, [\d.]+)*)")
 _ARGS = re.compile(r"non-default args: (?P<args>\{.*\})\s*$")
 _KV_POOL = re.compile(
-    r"(?P<tag>\((?:EngineCore|Worker)[^)]*pid=\d+\)).*GPU KV cache size: (?P<n>[\d,]+) tokens"
+    r"(?P<tag>\((?:EngineCore|Worker)[^)]*pid=\d+\)).*GPU KV cache size: (?P<n>\d[\d,]*) tokens"
 )
 _MARKERS = (b"SpecDecoding metrics:", b"non-default args:", b"vLLM API server version")
 
@@ -154,7 +154,7 @@ class ServerLogReader:
         if not row:
             return ReadResult(
                 notes=[
-                    f"{src.rel}: vLLM server log without SpecDecoding metrics, server "
+                    "vLLM server log without SpecDecoding metrics, server "
                     "args or KV pool lines: nothing to store"
                 ],
                 consumed=[src.rel],

@@ -69,12 +69,14 @@ def _stat(series: Mapping[str, Any], key: str, rel: str, where: str) -> float | 
     return None if value is None else number(value, rel, f"{where}.stats.{key}")
 
 
+def _mappings(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
 def _t0(doc: Mapping[str, Any], metrics: Mapping[str, Any], rel: str) -> float | None:
-    info = (
-        doc.get("summary", {}).get("endpoint_info", {})
-        if isinstance(doc.get("summary"), Mapping)
-        else {}
-    )
+    # aiperf's own plots start the clock at the earliest endpoint first_update_ns (§10).
+    summary = doc.get("summary")
+    info = summary.get("endpoint_info") if isinstance(summary, Mapping) else None
     starts = [
         number(v["first_update_ns"], rel, "summary.endpoint_info.first_update_ns")
         for v in (info.values() if isinstance(info, Mapping) else [])
@@ -82,16 +84,14 @@ def _t0(doc: Mapping[str, Any], metrics: Mapping[str, Any], rel: str) -> float |
     ]
     if starts:
         return min(starts)
-    slices = [
-        ts.get("start_ns")
+    found = [
+        number(ts["start_ns"], rel, "timeslices.start_ns")
         for m in metrics.values()
         if isinstance(m, Mapping)
-        for s in m.get("series", [])
-        if isinstance(s, Mapping)
-        for ts in s.get("timeslices", [])
-        if isinstance(ts, Mapping)
+        for s in _mappings(m.get("series"))
+        for ts in _mappings(s.get("timeslices"))
+        if ts.get("start_ns") is not None
     ]
-    found = [number(v, rel, "timeslices.start_ns") for v in slices if v is not None]
     return min(found) if found else None
 
 

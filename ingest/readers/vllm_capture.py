@@ -230,7 +230,9 @@ def _rates_check(src: SourceFile) -> list[str]:
         TypeError,
         ValueError,
         ZeroDivisionError,
+        OverflowError,
         AttributeError,
+        RecursionError,
     ) as exc:
         raise ParseError(
             src.rel,
@@ -270,11 +272,11 @@ class VllmCaptureReader:
                                 Col.CONC,
                                 f"a second, different result for concurrency {conc}; "
                                 f"kept the one in {seen[conc][1]}",
-                                f"{block.rel}:{block.lineno}",
+                                f"{block.rel} line {block.lineno}",
                             )
                         )
                     continue
-                seen[conc] = (block.values, f"{block.rel}:{block.lineno}")
+                seen[conc] = (block.values, f"{block.rel} line {block.lineno}")
                 point = {**config, **row, Col.SCHEMA_VARIANT: "vllm_capture"}
                 if block.args.get("model") and not point.get(Col.MODEL):
                     point[Col.MODEL] = block.args["model"]

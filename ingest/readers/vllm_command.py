@@ -65,7 +65,7 @@ def _value(text: str) -> Any:
     if text[:1] in "{[":
         try:
             return json.loads(text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             return text
     return text
 
@@ -165,6 +165,8 @@ def spec_config(spec: Any, rel: str) -> tuple[Row, list[str]]:
             spec = json.loads(spec)
         except json.JSONDecodeError as exc:
             raise ParseError(rel, field, f"not valid JSON: {exc.msg}") from exc
+        except (ValueError, RecursionError) as exc:
+            raise ParseError(rel, field, f"not valid JSON: {exc}") from exc
     if not isinstance(spec, Mapping):
         raise ParseError(rel, field, f"expected a JSON object, got {type(spec).__name__}")
     row: Row = {}
@@ -204,7 +206,7 @@ def thinking_mode(kwargs: Any) -> str | None:
     if isinstance(kwargs, str):
         try:
             kwargs = json.loads(kwargs)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             return None
     if not isinstance(kwargs, Mapping):
         return None
@@ -224,7 +226,13 @@ def config_columns(flags: Mapping[str, Any], rel: str) -> tuple[Row, list[str]]:
     Raises:
         ParseError: when the speculative config is malformed.
     """
-    row: Row = {Col.SERVER_FLAGS: json.dumps(dict(flags), sort_keys=True, default=str)}
+    try:
+        encoded = json.dumps(dict(flags), sort_keys=True, default=str)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ParseError(
+            rel, "", f"server flags cannot be written as a JSON object: {exc}"
+        ) from exc
+    row: Row = {Col.SERVER_FLAGS: encoded}
     notes: list[str] = []
     spec = flags.get("speculative-config")
     if spec is not None:
@@ -255,7 +263,7 @@ def topology_columns(flags: Mapping[str, Any], rel: str) -> Row:
     row[Col.DP_ATTENTION] = sizes["data-parallel-size"] > 1
     if "speculative-config" in flags:
         row[Col.SPEC_DECODING] = "mtp"  # InferenceX labels every speculative arm `mtp`
-    transfer = json.dumps(flags.get("kv-transfer-config", "")).lower()
+    transfer = str(flags.get("kv-transfer-config", "")).lower()
     backend = flags.get("kv-offloading-backend")
     if (
         backend is not None

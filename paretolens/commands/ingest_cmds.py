@@ -39,7 +39,9 @@ def seed_samples(st: Store) -> IngestReport:
     """Ingest every bundled sample run (one directory per run under data/samples; its hidden
     `.run.json` holds the run's catalog fields)."""
     report = IngestReport()
-    run_dirs = sorted(p for p in SAMPLES_DIR.iterdir() if p.is_dir()) if SAMPLES_DIR.exists() else []
+    run_dirs = (
+        sorted(p for p in SAMPLES_DIR.iterdir() if p.is_dir()) if SAMPLES_DIR.exists() else []
+    )
     for run_dir in run_dirs:
         meta_path = run_dir / ".run.json"
         meta: dict[str, Any] = json.loads(meta_path.read_text()) if meta_path.exists() else {}
@@ -49,6 +51,7 @@ def seed_samples(st: Store) -> IngestReport:
         report.duplicates += r.duplicates
         report.rejected.extend(r.rejected)
         report.ignored.extend(r.ignored)
+        report.notes.extend(r.notes)
     return report
 
 
@@ -65,6 +68,11 @@ def _print_report(report: IngestReport, as_json: bool) -> None:
         t = Table("rejected file", "field", "reason", title="Rejected", show_lines=False)
         for r in report.rejected:
             t.add_row(r.path, r.field, r.reason)
+        console.print(t)
+    if report.notes:
+        t = Table("file", "note", title="Notes from the readers")
+        for n in report.notes:
+            t.add_row(n.path, n.reason)
         console.print(t)
     if report.ignored:
         t = Table("ignored file", "why", title="Ignored (recognised, nothing to store)")

@@ -147,10 +147,11 @@ def test_a_tree_with_only_the_csv_is_still_a_point() -> None:
     assert p[Col.SCHEMA_VARIANT] == "aiperf_csv" and p[Col.CONC] == 1 and p[Col.NUM_GPUS] == 4
 
 
-def test_old_tree_without_gpu_count_is_refused_with_the_reason() -> None:
+def test_old_tree_without_gpu_count_keeps_its_totals_and_says_why() -> None:
     res = READER.read_unit(unit(OLD))
-    assert res.points == [] and len(res.rejects) == 1
-    assert res.rejects[0].field == Col.NUM_GPUS and "vllm_command.txt" in res.rejects[0].reason
+    assert len(res.points) == 1 and res.rejects == []
+    assert res.points[0].get(Col.NUM_GPUS) is None and res.points[0].get(Col.TP) is None
+    assert any("GPU count is unknown" in n and "vllm_command.txt" in n for n in res.notes)
 
 
 def test_old_tree_with_its_server_command_is_a_point() -> None:

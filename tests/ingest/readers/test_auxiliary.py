@@ -70,7 +70,7 @@ def test_each_auxiliary_fixture_is_recognised_with_a_note(pattern: str, kind: st
         assert found is not None and found.name == kind, rel
         res = AUX.read(src, _doc(src))
         assert res.points == [] and res.enrich == {} and res.series == []
-        assert res.notes == [f"{rel}: {found.note}"] and res.consumed == [rel]
+        assert res.notes == [found.note] and res.consumed == [rel]
 
 
 @pytest.mark.parametrize("pattern", RESULTS)
@@ -92,6 +92,13 @@ def test_constructed_png_and_perf_changelog() -> None:
     )
     found = AUX.kind(text_file("c/perf-changelog.yaml", changelog), None)
     assert found is not None and found.name == "perf_changelog"
+    slices = {
+        "timeslices": [{"timeslice_index": 0, "request_count": {"unit": "requests", "avg": 3}}]
+    }
+    found = AUX.kind(
+        text_file("a/profile_export_aiperf_timeslices.json", json.dumps(slices)), slices
+    )
+    assert found is not None and found.name == "aiperf_timeslices"
     assert AUX.kind(text_file("c/notes.txt", "hello\n"), None) is None
     assert AUX.kind(text_file("c/odd.json", "{}"), {"entries": []}) is None
 

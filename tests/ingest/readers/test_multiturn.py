@@ -44,6 +44,9 @@ def test_offload_off_run_enriches_with_peaks_series_and_flags() -> None:
     kv = [s for s in res.series if s["metric"] == "kv_cache_usage_pct"]
     assert (kv[0]["t"], kv[0]["value"], kv[-1]["t"], kv[-1]["value"]) == (0.0, 0.5, 1344.933, 30.76)
     assert any("no samples for 1190 s after t=146 s" in n for n in res.notes)
+    assert e[Col.WARNINGS] == [
+        "/metrics polling: no samples for 1190 s after t=146 s (peaks may be missed)"
+    ]
     assert any("no point of its own" in n for n in res.notes)
     assert res.consumed[0].endswith("metrics_server_metrics.csv") and len(res.consumed) == 5
 
@@ -126,7 +129,8 @@ def test_a_bad_summary_row_is_rejected_and_the_rest_kept() -> None:
     lines[3] = lines[3].replace(lines[3].split(",")[5], "fast", 1)
     res = SWEEP.read(text_file("s/experiment_summary.csv", "\n".join(lines) + "\n"), None)
     assert len(res.points) == 44 and len(res.rejects) == 2
-    assert res.rejects[0].row.startswith("s/experiment_summary.csv:3 ")
+    assert res.rejects[0].field == "line 3" and res.rejects[0].row == "tp1_bs32_offloadon"
+    assert res.rejects[1].field == "line 4 throughput_rps"
 
 
 @settings(max_examples=100, deadline=None)

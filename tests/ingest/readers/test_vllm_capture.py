@@ -103,7 +103,9 @@ def test_a_conflicting_second_result_for_one_concurrency_is_rejected() -> None:
     files = [text_file("c/a.log", text), text_file("c/b.log", text.replace("13.49", "14.00"))]
     res = READER.read_unit(files)
     assert len(res.points) == 1 and len(res.rejects) == 1
-    assert "concurrency 64" in res.rejects[0].reason and res.rejects[0].row.startswith("c/b.log:")
+    assert "concurrency 64" in res.rejects[0].reason and res.rejects[0].row.startswith(
+        "c/b.log line "
+    )
 
 
 def test_a_printed_al_that_disagrees_with_the_counters_is_a_warning() -> None:

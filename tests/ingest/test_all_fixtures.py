@@ -1,0 +1,41 @@
+"""Every real result file in tests/fixtures ingests, or is refused with its reason (issue: ingest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from ingest.pipeline import ingest_paths
+from ingest.schema import Col
+from ingest.store import Store
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def test_the_whole_fixture_tree(tmp_path: Path) -> None:
+    st = Store(tmp_path)
+    rep = ingest_paths([FIXTURES], st, run_id="all")
+    # The only result that cannot be a point is the local run that completed 0 of 640 requests.
+    assert [(r.path, r.field) for r in rep.rejected] == [
+        ("inferencex/raw_bench_serving/local-results/minimax-eagle3-conc64/minimaxm2.5_8k1k_conc64.json", "completed")
+    ]
+    counts = dict(st.points(["all"]).group_by(Col.SCHEMA_VARIANT).len().iter_rows())
+    assert counts == {
+        "agentic_flat": 44,  # dsr1 B200 multi-turn, users 1..512 x offload on/off (44 files)
+        "agentic_v3": 10,  # Kimi-K2.7 TP4 and TP8 sweeps, 5 files each
+        "agg_fixed_v1": 3,  # Kimi-K2.5 MTP process_result aggregates
+        "aiperf_legacy": 1,  # the upstream aiperf example run
+        "bench_serving_ms": 29,  # 16 multinode + 3 Kimi raw + 10 local runs
+        "bench_serving_random_s": 169,  # GLM-5 52 + MiniMax-M2.5 72 + Qwen3.5 45
+        "multiturn_summary": 46,  # rows of experiment_summary.csv
+        "together_runner": 13,
+        "vllm_capture": 2,  # the two console result blocks (conc 32, 64)
+    }
+    # Nothing vanished: every file is stored, rejected, or named as auxiliary.
+    assert rep.accepted == 317 and rep.duplicates == 0
+    ignored = {i.path for i in rep.ignored}
+    assert "inferencex/golden_al/minimaxm3_eagle3_gqa.yaml" in ignored
+    again = ingest_paths([FIXTURES], st, run_id="all")
+    assert (again.accepted, again.duplicates) == (0, 317)
+    assert st.points(["all"]).filter(pl.col(Col.CONC).is_null()).height == 0
