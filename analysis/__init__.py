@@ -1,1 +1,56 @@
-__all__: list[str] = []
+"""Pure analysis over canonical points: frontiers, cliffs, verdicts, exports, AL checks, deltas."""
+
+from analysis.acceptance import (
+    AcceptanceParams,
+    GoldenTable,
+    check_acceptance,
+    load_golden_tables,
+    parse_golden_table,
+)
+from analysis.cliff import CliffParams, detect_cliffs
+from analysis.compare import RunComparison, compare_runs, comparison_json, comparison_markdown
+from analysis.deltas import ArmPair, Deltas, compute_deltas, pair_arms
+from analysis.export import SearchSpace, dispatch_command, search_space, search_space_yaml
+from analysis.interpolate import FrontierGap, frontier_gap
+from analysis.pareto import Frontier, FrontierResult, compute_frontiers, frontier_mask
+from analysis.prune import Analysis, Verdict, analyze_points
+from analysis.pruned import ArmPlan, PrunedList, prune_list, pruned_json, pruned_table
+from analysis.sweep_config import SweepConfig, validate_sweep_config
+
+__all__ = [
+    "AcceptanceParams",
+    "Analysis",
+    "ArmPair",
+    "ArmPlan",
+    "CliffParams",
+    "Deltas",
+    "Frontier",
+    "FrontierGap",
+    "FrontierResult",
+    "GoldenTable",
+    "PrunedList",
+    "RunComparison",
+    "SearchSpace",
+    "SweepConfig",
+    "Verdict",
+    "analyze_points",
+    "check_acceptance",
+    "compare_runs",
+    "comparison_json",
+    "comparison_markdown",
+    "compute_deltas",
+    "compute_frontiers",
+    "detect_cliffs",
+    "dispatch_command",
+    "frontier_gap",
+    "frontier_mask",
+    "load_golden_tables",
+    "pair_arms",
+    "parse_golden_table",
+    "prune_list",
+    "pruned_json",
+    "pruned_table",
+    "search_space",
+    "search_space_yaml",
+    "validate_sweep_config",
+]

@@ -30,17 +30,29 @@ def _modules(pkg: str) -> list[Path]:
 def _allowed(pkg: str, imported: str) -> bool:
     top = imported.split(".")[0]
     if top not in PACKAGES or top == pkg:
-        if pkg == "analysis" and top in {"dash", "plotly", "dash_ag_grid", "dash_bootstrap_components"}:
-            return False
-        return True
+        return not (
+            pkg == "analysis"
+            and top in {"dash", "plotly", "dash_ag_grid", "dash_bootstrap_components"}
+        )
     rules = {
         "ingest": set(),
         "analysis": {"ingest.schema", "ingest.errors"},
         "runner": {"ingest", "analysis"},
-        "dashboard": {"ingest", "analysis", "runner", "paretolens.settings", "paretolens.commands.ingest_cmds"},
+        "dashboard": {
+            "ingest",
+            "analysis",
+            "runner",
+            "paretolens.settings",
+            "paretolens.commands.ingest_cmds",
+        },
         "paretolens": {"ingest", "analysis", "runner", "dashboard"},
     }[pkg]
-    return any(imported == r or imported.startswith(r + ".") or (r in {"ingest", "analysis", "runner", "dashboard"} and top == r) for r in rules)
+    return any(
+        imported == r
+        or imported.startswith(r + ".")
+        or (r in {"ingest", "analysis", "runner", "dashboard"} and top == r)
+        for r in rules
+    )
 
 
 @pytest.mark.parametrize("pkg", PACKAGES)

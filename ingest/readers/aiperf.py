@@ -28,7 +28,7 @@ from ingest.readers._aiperf_export import (
     stats_from_json,
 )
 from ingest.readers._metrics_common import identity_from_name, unit_dir_name
-from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
+from ingest.readers.base import ReadResult, Row, SourceFile
 from ingest.readers.server_log import spec_from_log
 from ingest.readers.vllm_command import (
     config_columns,

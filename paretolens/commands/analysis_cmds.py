@@ -1,9 +1,314 @@
-"""Commands of this group (filled in by their feature)."""
+"""Analysis commands: analyze, prune, al-check, deltas, compare.
+
+Each command reads points from the store, calls one `analysis` function and renders its result as
+a rich table, JSON, CSV (or markdown / YAML / a dispatch line where useful). Caller mistakes
+(unknown run, bad metric, unexportable data) exit 2 with a message on stderr, in one place:
+`_guard`.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Iterator, Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import polars as pl
 import typer
+import yaml
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from analysis import (
+    AcceptanceParams,
+    CliffParams,
+    analyze_points,
+    check_acceptance,
+    compare_runs,
+    comparison_json,
+    comparison_markdown,
+    compute_deltas,
+    dispatch_command,
+    load_golden_tables,
+    prune_list,
+    pruned_json,
+    pruned_table,
+    search_space,
+    validate_sweep_config,
+)
+from analysis.tables import csv_text, flat, json_text, markdown_table
+from ingest.schema import DEFAULT_GROUP, Col
+from paretolens.commands.ingest_cmds import open_store
+from paretolens.settings import GOLDEN_AL_DIR
+
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--store", help="store directory (default: PARETOLENS_STORE or the bundled store)"
+    ),
+]
+RunOpt = Annotated[list[str] | None, typer.Option("--run", help="run id (repeat for several runs)")]
+XOpt = Annotated[
+    str, typer.Option("--x", help="x metric (a canonical column with a better direction)")
+]
+YOpt = Annotated[str, typer.Option("--y", help="y metric")]
+GroupOpt = Annotated[
+    str, typer.Option("--group-by", help="comma-separated comparison-group columns")
+]
+ErrOpt = Annotated[
+    float, typer.Option("--max-error-rate", help="points above this error rate are invalid")
+]
+console = Console(width=200)
+err = Console(stderr=True)
+
+
+class Fmt(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+
+
+class PruneFmt(StrEnum):
+    yaml = "yaml"
+    json = "json"
+    csv = "csv"
+    cli = "cli"
+
+
+class UsageError(Exception):
+    """A caller mistake reported as exit code 2."""
+
+
+@contextlib.contextmanager
+def _guard() -> Iterator[None]:
+    try:
+        yield
+    except (UsageError, ValueError, ValidationError) as exc:
+        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from exc
+
+
+def _points(store: Path | None, runs: Sequence[str] | None) -> pl.DataFrame:
+    if not runs:
+        raise UsageError("give at least one --run ID (see `paretolens runs`)")
+    st = open_store(store)
+    pts = st.points(list(runs))
+    missing = sorted(set(runs) - set(pts.get_column(Col.RUN_ID).unique().to_list()))
+    if missing:
+        raise UsageError(
+            f"run(s) {', '.join(missing)} have no points in store {st.root}; see `paretolens runs`"
+        )
+    return pts
+
+
+def _group(spec: str) -> tuple[str, ...]:
+    cols = tuple(c.strip() for c in spec.split(",") if c.strip())
+    bad = [c for c in cols if c not in Col.__members__.values()]
+    if bad:
+        raise UsageError(f"unknown --group-by column(s) {bad}; see docs/schema.md")
+    return cols
+
+
+def _emit(frame: pl.DataFrame, fmt: Fmt, columns: Sequence[str], title: str) -> None:
+    if fmt is Fmt.json:
+        sys.stdout.write(json_text(frame))
+    elif fmt is Fmt.csv:
+        sys.stdout.write(csv_text(frame))
+    elif fmt is Fmt.markdown:
+        sys.stdout.write(markdown_table(frame, [c for c in columns if c in frame.columns]))
+    else:
+        cols = [c for c in columns if c in frame.columns]
+        t = Table(*cols, title=title, show_lines=False)
+        for row in flat(frame.select(cols)).iter_rows():
+            t.add_row(
+                *["" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v) for v in row]
+            )
+        console.print(t)
+
+
+_DEFAULT_GROUP = ",".join(DEFAULT_GROUP)
+
+
+def analyze(
+    run: RunOpt = None,
+    x: XOpt = Col.MEDIAN_INTVTY,
+    y: YOpt = Col.TPUT_PER_GPU,
+    group_by: GroupOpt = _DEFAULT_GROUP,
+    max_error_rate: ErrOpt = 0.10,
+    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    store: StoreOpt = None,
+) -> None:
+    """One verdict per point: frontier | dominated | post_cliff | invalid, with the reason."""
+    with _guard():
+        a = analyze_points(
+            _points(store, run), x, y, _group(group_by), CliffParams(), max_error_rate
+        )
+        cols = ["run_id", "arm_label", "conc", "x", "y", "verdict", "on_arm_frontier", "reason"]
+        _emit(
+            a.table,
+            fmt,
+            cols,
+            f"{y} vs {x}: " + ", ".join(f"{k} {v}" for k, v in a.counts().items()),
+        )
+
+
+def prune(
+    run: RunOpt = None,
+    x: XOpt = Col.MEDIAN_INTVTY,
+    y: YOpt = Col.TPUT_PER_GPU,
+    group_by: GroupOpt = _DEFAULT_GROUP,
+    neighbours: Annotated[
+        bool, typer.Option("--neighbours", help="also keep neighbouring concurrencies")
+    ] = False,
+    arm_frontier: Annotated[
+        bool, typer.Option("--arm-frontier", help="also keep every arm's own frontier")
+    ] = False,
+    master: Annotated[
+        Path | None, typer.Option("--master", help="master config to reuse keys from")
+    ] = None,
+    dram_utilization: Annotated[float, typer.Option("--dram-utilization")] = 0.80,
+    fmt: Annotated[PruneFmt, typer.Option("--format")] = PruneFmt.yaml,
+    store: StoreOpt = None,
+) -> None:
+    """The points worth the full sweep: master-config snippet, JSON, CSV or a test-config line."""
+    with _guard():
+        cfg = validate_sweep_config(yaml.safe_load(master.read_text())) if master else None
+        a = analyze_points(_points(store, run), x, y, _group(group_by))
+        p = prune_list(a, neighbours=neighbours, include_arm_frontier=arm_frontier, master=cfg)
+        if fmt is PruneFmt.yaml:
+            space = search_space(p, dram_utilization)
+            sys.stdout.write(space.yaml())
+            for label, why in space.skipped:
+                err.print(f"[yellow]not exported:[/yellow] {label}: {why}", highlight=False)
+        elif fmt is PruneFmt.json:
+            sys.stdout.write(json_text(pruned_json(p)))
+        elif fmt is PruneFmt.csv:
+            sys.stdout.write(csv_text(pruned_table(p)))
+        else:
+            sys.stdout.write(dispatch_command(p) + "\n")
+
+
+def al_check(
+    run: RunOpt = None,
+    tolerance: Annotated[
+        float, typer.Option("--tolerance", help="allowed |measured - expected| AL")
+    ] = 0.05,
+    golden: Annotated[
+        Path, typer.Option("--golden", help="directory of golden AL YAML tables")
+    ] = GOLDEN_AL_DIR,
+    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    store: StoreOpt = None,
+) -> None:
+    """Measured acceptance length of every spec-decoding point vs pinned or golden AL.
+
+    Exits 1 when any point fails.
+    """
+    with _guard():
+        checks = check_acceptance(
+            _points(store, run), load_golden_tables(golden), AcceptanceParams(tolerance)
+        )
+        cols = [
+            "run_id",
+            "arm_label",
+            "conc",
+            "num_spec_tokens",
+            "al_measured",
+            "al_expected",
+            "al_expected_source",
+            "verdict",
+            "reason",
+        ]
+        _emit(checks, fmt, cols, f"acceptance length (tolerance {tolerance:g})")
+    if checks.height and (checks.get_column("verdict") == "fail").any():
+        raise typer.Exit(1)
+
+
+def deltas(
+    run: RunOpt = None,
+    vs_run: Annotated[
+        str | None, typer.Option("--vs-run", help="pair arms across this run and --run")
+    ] = None,
+    axis: Annotated[
+        str, typer.Option("--axis", help="the A/B field (an arm-identity column)")
+    ] = Col.SPEC_DECODING,
+    x: XOpt = Col.MEDIAN_INTVTY,
+    y: YOpt = Col.TPUT_PER_GPU,
+    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    frontier: Annotated[
+        bool, typer.Option("--frontier", help="print the frontier-level deltas instead")
+    ] = False,
+    store: StoreOpt = None,
+) -> None:
+    """Treatment vs baseline arms that differ only in --axis, at equal concurrency."""
+    with _guard():
+        runs = [*(run or []), vs_run] if vs_run else run
+        d = compute_deltas(_points(store, runs), axis, cross_run=vs_run is not None, x=x, y=y)
+        if frontier:
+            cols = [
+                "baseline_arm_label",
+                "treatment_arm_label",
+                "x_lo",
+                "x_hi",
+                "mean_delta_pct",
+                "area_delta_pct",
+                "note",
+            ]
+            _emit(d.frontier, fmt, cols, f"frontier delta of {y} at matched {x} ({axis})")
+            return
+        cols = [
+            "baseline_arm_label",
+            "treatment_arm_label",
+            "conc",
+            "tput_per_gpu_delta_pct",
+            "output_tput_per_gpu_delta_pct",
+            "median_intvty_delta_pct",
+            "p90_ttft_delta_pct",
+            "al_measured_treatment",
+            "confounds",
+        ]
+        _emit(d.table, fmt, cols, f"{axis} deltas at equal concurrency")
+
+
+def compare(
+    base: Annotated[str, typer.Argument(help="baseline run id (e.g. the last main sweep)")],
+    candidate: Annotated[str, typer.Argument(help="candidate run id (e.g. the PR sweep)")],
+    x: XOpt = Col.MEDIAN_INTVTY,
+    y: YOpt = Col.TPUT_PER_GPU,
+    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    store: StoreOpt = None,
+) -> None:
+    """Candidate run vs base run: per-arm frontier uplift and per-conc deltas."""
+    with _guard():
+        c = compare_runs(_points(store, [base, candidate]), base, candidate, x=x, y=y)
+        if fmt is Fmt.markdown:
+            sys.stdout.write(comparison_markdown(c))
+        elif fmt is Fmt.json:
+            sys.stdout.write(json_text(comparison_json(c)))
+        elif fmt is Fmt.csv:
+            sys.stdout.write(csv_text(c.points))
+        else:
+            _emit(
+                c.arms,
+                fmt,
+                ["arm_label", "matched_concs", "x_lo", "x_hi", "uplift_pct", "area_between"],
+                f"{candidate} vs {base}: frontier uplift of {y} at matched {x}",
+            )
+            _emit(
+                c.points,
+                fmt,
+                ["arm_label", "conc", *[f"{m}_delta_pct" for m in c.metrics]],
+                "delta % at equal concurrency",
+            )
 
 
 def register(app: typer.Typer) -> None:
     """Register this group's commands on the app."""
+    app.command("analyze")(analyze)
+    app.command("prune")(prune)
+    app.command("al-check")(al_check)
+    app.command("deltas")(deltas)
+    app.command("compare")(compare)

@@ -18,7 +18,10 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
     rep = ingest_paths([FIXTURES], st, run_id="all")
     # The only result that cannot be a point is the local run that completed 0 of 640 requests.
     assert [(r.path, r.field) for r in rep.rejected] == [
-        ("inferencex/raw_bench_serving/local-results/minimax-eagle3-conc64/minimaxm2.5_8k1k_conc64.json", "completed")
+        (
+            "inferencex/raw_bench_serving/local-results/minimax-eagle3-conc64/minimaxm2.5_8k1k_conc64.json",
+            "completed",
+        )
     ]
     counts = dict(st.points(["all"]).group_by(Col.SCHEMA_VARIANT).len().iter_rows())
     assert counts == {
