@@ -227,7 +227,7 @@ COLUMNS: tuple[ColumnSpec, ...] = (
         Col.POINT_ID,
         _S,
         "",
-        "stable id of the point: hash of run_id, arm_id and conc",
+        "stable id of the point: hash of run_id, arm_id, conc and source_path",
         None,
         "identity",
     ),
