@@ -1,0 +1,264 @@
+"""Run vs run: a candidate sweep (a PR) against a baseline sweep (the last main sweep).
+
+Arms match by `arm_id` (the configuration identity, run excluded). Per matched arm and
+concurrency: delta % of the headline metrics. Per matched arm and per comparison group: the
+frontier uplift at matched interactivity (PCHIP, common range only) and the area between the
+frontiers. Arms present in only one run are listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from analysis.cliff import CliffParams
+from analysis.confounds import confounds
+from analysis.interpolate import FrontierGap, frontier_gap
+from analysis.pareto import Frontier
+from analysis.prune import DEFAULT_MAX_ERROR_RATE, analyze_points
+from analysis.tables import md_cell
+from ingest.schema import DEFAULT_GROUP, Col, better
+
+HEADLINE_METRICS: tuple[Col, ...] = (
+    Col.TPUT_PER_GPU,
+    Col.OUTPUT_TPUT_PER_GPU,
+    Col.MEDIAN_INTVTY,
+    Col.P90_TTFT,
+    Col.MEDIAN_E2EL,
+)
+
+
+@dataclass(frozen=True, eq=False)
+class RunComparison:
+    """points: per matched arm x conc; arms: per matched arm (frontier uplift); groups: per
+    comparison group (envelope uplift); only_in_base / only_in_candidate: unmatched arms."""
+
+    base_run: str
+    candidate_run: str
+    x: str
+    y: str
+    metrics: tuple[str, ...]
+    points: pl.DataFrame
+    arms: pl.DataFrame
+    groups: pl.DataFrame
+    only_in_base: pl.DataFrame
+    only_in_candidate: pl.DataFrame
+
+
+def _gap_row(gap: FrontierGap | None) -> dict[str, Any]:
+    return {
+        "x_lo": gap.lo if gap else None,
+        "x_hi": gap.hi if gap else None,
+        "uplift_pct": gap.area_delta_pct if gap else None,
+        "mean_delta_pct": gap.mean_delta_pct if gap else None,
+        "area_base": gap.area_baseline if gap else None,
+        "area_between": gap.area_between if gap else None,
+    }
+
+
+def _arms(t: pl.DataFrame, run: str) -> pl.DataFrame:
+    return (
+        t.filter(pl.col(Col.RUN_ID) == run)
+        .group_by(Col.ARM_ID, maintain_order=True)
+        .agg(pl.col(Col.ARM_LABEL).first(), pl.col(Col.CONC).unique().sort().alias("concs"))
+        .sort(Col.ARM_LABEL)
+    )
+
+
+def _confounds(pts: pl.DataFrame, per: pl.DataFrame, base: str, cand: str) -> list[list[str]]:
+    rows: dict[tuple[object, ...], dict[str, Any]] = {}
+    for r in pts.sort(Col.POINT_ID).iter_rows(named=True):
+        rows.setdefault((r[Col.RUN_ID], r[Col.ARM_ID], r[Col.CONC]), r)
+    return [
+        confounds(rows[(base, a, c)], rows[(cand, a, c)])
+        for a, c in per.select(Col.ARM_ID, Col.CONC).iter_rows()
+    ]
+
+
+def compare_runs(
+    points: pl.DataFrame,
+    base_run: str,
+    candidate_run: str,
+    *,
+    x: str = Col.MEDIAN_INTVTY,
+    y: str = Col.TPUT_PER_GPU,
+    group_by: Sequence[str] = DEFAULT_GROUP,
+    cliff: CliffParams = CliffParams(),
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    metrics: Sequence[str] = HEADLINE_METRICS,
+) -> RunComparison:
+    """Compare a candidate run with a base run (points may hold other runs; they are ignored).
+
+    Returns:
+        A RunComparison. `points` has the identity columns, `<m>_base`, `<m>_candidate`,
+        `<m>_delta_pct` for each metric, both verdicts and `confounds` (what else differs
+        between the two points: image, runner, server flags, ...); `arms` has `x_lo`, `x_hi`,
+        `uplift_pct` (x-averaged: 100 x (area_candidate / area_base - 1)), `mean_delta_pct`
+        (mean of the deltas at the measured x values) and `area_between`.
+    """
+    pts = points.filter(pl.col(Col.RUN_ID).is_in([base_run, candidate_run]))
+    a = analyze_points(pts, x, y, group_by, cliff, max_error_rate, max_dominated_by=0)
+    pid = [Col.RUN_ID, Col.POINT_ID]
+    values = pts.select(*pid, *[pl.col(m).alias(f"__{m}") for m in metrics]).unique(pid)
+    t = a.table.join(values, on=pid, how="left")
+    base, cand = _arms(t, base_run), _arms(t, candidate_run)
+    matched = base.join(cand.select(Col.ARM_ID), on=Col.ARM_ID, how="semi")
+    only_b = base.join(cand.select(Col.ARM_ID), on=Col.ARM_ID, how="anti")
+    only_c = cand.join(base.select(Col.ARM_ID), on=Col.ARM_ID, how="anti")
+    keys = [
+        c
+        for c in (
+            "arm_id",
+            "arm_label",
+            "conc",
+            "tp",
+            "ep",
+            "spec_decoding",
+            "kv_offloading",
+            "isl",
+            "osl",
+        )
+        if c in t.columns
+    ]
+
+    def side(name: str, run: str, cols: Sequence[str]) -> pl.DataFrame:
+        return (
+            t.filter(pl.col(Col.RUN_ID) == run)
+            .select(
+                *cols,
+                *[pl.col(f"__{m}").alias(f"{m}_{name}") for m in metrics],
+                pl.col("verdict").alias(f"{name}_verdict"),
+            )
+            .unique([Col.ARM_ID, Col.CONC], keep="first")
+        )
+
+    per = side("base", base_run, keys).join(
+        side("candidate", candidate_run, [Col.ARM_ID, Col.CONC]), on=[Col.ARM_ID, Col.CONC]
+    )
+    per = per.with_columns(
+        (100.0 * (pl.col(f"{m}_candidate") / pl.col(f"{m}_base") - 1.0)).alias(f"{m}_delta_pct")
+        for m in metrics
+    ).sort(Col.ARM_LABEL, Col.CONC)
+    per = per.with_columns(
+        pl.Series(
+            "confounds", _confounds(pts, per, base_run, candidate_run), dtype=pl.List(pl.String)
+        )
+    )
+    fronts: dict[tuple[object, object], Frontier] = {
+        (dict(f.key)[Col.RUN_ID], dict(f.key)[Col.ARM_ID]): f for f in a.arm_frontiers
+    }
+    arm_rows = []
+    for arm in matched.iter_rows(named=True):
+        fb, fc = (
+            fronts.get((base_run, arm[Col.ARM_ID])),
+            fronts.get((candidate_run, arm[Col.ARM_ID])),
+        )
+        gap = frontier_gap(fb, fc) if fb is not None and fc is not None else None
+        n = per.filter(pl.col(Col.ARM_ID) == arm[Col.ARM_ID]).height
+        arm_rows.append(
+            {
+                Col.ARM_ID.value: arm[Col.ARM_ID],
+                Col.ARM_LABEL.value: arm[Col.ARM_LABEL],
+                "matched_concs": n,
+                **_gap_row(gap),
+            }
+        )
+    group_rows = []
+    gkeys = [c for c in a.group_by if c != Col.RUN_ID]
+    cand_groups = {
+        tuple(dict(f.key).get(c) for c in gkeys): f
+        for f in a.group_frontiers
+        if dict(f.key).get(Col.RUN_ID) == candidate_run
+    }
+    for f in a.group_frontiers:
+        key = tuple(dict(f.key).get(c) for c in gkeys)
+        if dict(f.key).get(Col.RUN_ID) == base_run and key in cand_groups:
+            gap = frontier_gap(f, cand_groups[key])
+            group_rows.append(
+                {**{str(c): v for c, v in zip(gkeys, key, strict=True)}, **_gap_row(gap)}
+            )
+    return RunComparison(
+        base_run,
+        candidate_run,
+        str(x),
+        str(y),
+        tuple(str(m) for m in metrics),
+        per,
+        pl.DataFrame(arm_rows, infer_schema_length=None),
+        pl.DataFrame(group_rows, infer_schema_length=None),
+        only_b,
+        only_c,
+    )
+
+
+def comparison_json(cmp: RunComparison) -> dict[str, Any]:
+    """The comparison as one JSON-ready object (the `compare --format json` document)."""
+    return {
+        "base_run": cmp.base_run,
+        "candidate_run": cmp.candidate_run,
+        "x": cmp.x,
+        "y": cmp.y,
+        "arms": cmp.arms.to_dicts(),
+        "groups": cmp.groups.to_dicts(),
+        "points": cmp.points.to_dicts(),
+        "only_in_base": cmp.only_in_base.to_dicts(),
+        "only_in_candidate": cmp.only_in_candidate.to_dicts(),
+    }
+
+
+def _num(v: object, digits: int = 1) -> str:
+    return "–" if v is None else f"{v:.{digits}f}" if isinstance(v, float) else str(v)
+
+
+def _pct(v: object) -> str:
+    return "–" if not isinstance(v, float) else f"{v:+.1f}%"
+
+
+def comparison_markdown(cmp: RunComparison) -> str:
+    """Markdown for a PR comment: frontier uplift per arm, per-conc deltas, unmatched arms."""
+    arrow = {m: "↑" if better(m) == "higher" else "↓" for m in cmp.metrics}
+    lines = [
+        f"### paretolens compare: `{cmp.base_run}` → `{cmp.candidate_run}`",
+        "",
+        f"Frontier uplift of `{cmp.y}` at matched `{cmp.x}` (PCHIP over each arm's frontier, "
+        "common range only; post-cliff and invalid points excluded):",
+        "",
+        f"| arm | {cmp.x} range | uplift | mean Δ at measured x | area between |",
+        "|---|---|---|---|---|",
+    ]
+    for r in cmp.arms.iter_rows(named=True):
+        rng = "no overlap"
+        if r["x_lo"] is not None:
+            rng = f"{_num(r['x_lo'], 2)}–{_num(r['x_hi'], 2)}"
+        lines.append(
+            f"| {md_cell(r['arm_label'])} | {rng} | {_pct(r['uplift_pct'])} "
+            f"| {_pct(r['mean_delta_pct'])} | {_num(r['area_between'])} |"
+        )
+    lines += [
+        "",
+        "| arm | conc | "
+        + " | ".join(f"{m} {arrow[m]} base → cand (Δ)" for m in cmp.metrics)
+        + " |",
+        "|---|---|" + "---|" * len(cmp.metrics),
+    ]
+    for r in cmp.points.iter_rows(named=True):
+        cells = [
+            f"{_num(r[f'{m}_base'], 2)} → {_num(r[f'{m}_candidate'], 2)} "
+            f"({_pct(r[f'{m}_delta_pct'])})"
+            for m in cmp.metrics
+        ]
+        lines.append(f"| {md_cell(r[Col.ARM_LABEL])} | {r[Col.CONC]} | " + " | ".join(cells) + " |")
+    for title, frame in (
+        ("Only in base", cmp.only_in_base),
+        ("Only in candidate", cmp.only_in_candidate),
+    ):
+        if frame.height:
+            lines += ["", f"**{title}:**"]
+            lines += [
+                f"- {r[Col.ARM_LABEL]} (conc {', '.join(map(str, r['concs']))})"
+                for r in frame.iter_rows(named=True)
+            ]
+    return "\n".join(lines) + "\n"
