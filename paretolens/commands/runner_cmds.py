@@ -246,7 +246,9 @@ def _print_job(status: JobStatus) -> None:
             f"[{style}]{p.state.value}[/{style}]" if style else p.state.value,
             "" if elapsed is None else f"{elapsed:.1f} s",
             "" if p.exit_code is None else str(p.exit_code),
-            str(p.rows_accepted) if p.ingested else "",
+            (f"{p.rows_accepted}" + (f" ({p.rows_rejected} rejected)" if p.rows_rejected else ""))
+            if p.ingested
+            else "",
             p.reason,
             str(job_dir / p.dir),
         )

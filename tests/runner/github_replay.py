@@ -1,0 +1,192 @@
+"""A loopback server that behaves like the GitHub Actions API for workflow dispatches (tests only).
+
+Responses are the real shapes of run 29820102138 (`tests/fixtures/github/`): a dispatch creates a
+run from the real run object (new id, title from the `test-name` input as e2e-tests.yml's
+run-name makes it, created now); each GET of the run advances its status through `statuses`;
+its artifact listing is the real one with download URLs pointing back here. Every request is
+recorded.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import threading
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+GH = FIXTURES / "github" / "run_29820102138"
+AGG_DIR = FIXTURES / "inferencex" / "agentic_agg" / "kimik2.7_tp4_sweep_29003473063"
+REPO = "SemiAnalysisAI/InferenceX"
+WORKFLOW = "e2e-tests.yml"
+
+
+def zip_bytes(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def agg_bmk() -> bytes:
+    """`results_bmk/agg_bmk.json`: an array of real AgentX aggregates."""
+    rows = [json.loads(p.read_text()) for p in sorted(AGG_DIR.glob("kimik2.7_*.json"))]
+    return json.dumps(rows).encode()
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class GitHubReplay:
+    token: str
+    statuses: list[tuple[str, str | None]] = field(
+        default_factory=lambda: [("queued", None), ("in_progress", None), ("completed", "success")]
+    )
+    dispatch_status: int = 204
+    url: str = ""
+    requests: list[Request] = field(default_factory=list)
+    runs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    polls: dict[int, int] = field(default_factory=dict)
+    next_id: int = 30000000001
+
+    def __post_init__(self) -> None:
+        self.template = json.loads((GH / "github_run.json").read_text())
+        self.listing = json.loads((GH / "github_artifacts.json").read_text())
+        self.lock = threading.Lock()
+        # Someone else's dispatch of the same workflow, created "now": it must not be taken.
+        self.add_run("e2e Test - somebody else's sweep")
+
+    def add_run(self, title: str) -> dict[str, Any]:
+        run = copy.deepcopy(self.template)
+        rid = self.next_id
+        self.next_id += 1
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        run.update(
+            id=rid,
+            display_title=title,
+            name=title,
+            status="queued",
+            conclusion=None,
+            created_at=stamp,
+            run_started_at=stamp,
+            updated_at=stamp,
+            html_url=f"https://github.com/{REPO}/actions/runs/{rid}",
+        )
+        self.runs[rid] = run
+        self.polls[rid] = 0
+        return run
+
+    def dispatches(self) -> list[Request]:
+        return [r for r in self.requests if r.method == "POST" and r.path.endswith("/dispatches")]
+
+    def answer(self, req: Request) -> tuple[int, Any]:
+        if req.headers.get("Authorization") != f"Bearer {self.token}":
+            return 401, {"message": "Bad credentials"}
+        base = f"/repos/{REPO}/actions"
+        with self.lock:
+            if req.method == "POST" and req.path == f"{base}/workflows/{WORKFLOW}/dispatches":
+                if self.dispatch_status != 204:
+                    return self.dispatch_status, {
+                        "message": "Resource not accessible by integration"
+                    }
+                self.add_run(f"e2e Test - {req.body['inputs']['test-name']}")
+                return 204, None
+            if req.method == "GET" and req.path == f"{base}/workflows/{WORKFLOW}/runs":
+                since = req.query.get("created", [">=1970-01-01T00:00:00Z"])[0].removeprefix(">=")
+                runs = [
+                    r
+                    for r in self.runs.values()
+                    if r["created_at"] >= since and r["event"] == req.query["event"][0]
+                ]
+                return 200, {
+                    "total_count": len(runs),
+                    "workflow_runs": sorted(runs, key=lambda r: -r["id"]),
+                }
+            parts = req.path.removeprefix(f"{base}/").split("/")
+            if parts[0] == "runs" and int(parts[1]) in self.runs:
+                run = self.runs[int(parts[1])]
+                if req.method == "POST" and parts[2:] == ["cancel"]:
+                    run["status"], run["conclusion"] = "completed", "cancelled"
+                    return 202, {}
+                if parts[2:] == ["artifacts"]:
+                    listing = copy.deepcopy(self.listing)
+                    for a in listing["artifacts"]:
+                        a["archive_download_url"] = f"{self.url}{base}/artifacts/{a['id']}/zip"
+                        a["digest"] = None
+                        a["workflow_run"]["id"] = run["id"]
+                    return 200, listing
+                if not parts[2:]:
+                    if run["conclusion"] != "cancelled":
+                        i = min(self.polls[run["id"]], len(self.statuses) - 1)
+                        run["status"], run["conclusion"] = self.statuses[i]
+                        self.polls[run["id"]] += 1
+                    return 200, run
+            if parts[0] == "artifacts" and parts[2:] == ["zip"]:
+                name = next(
+                    a["name"] for a in self.listing["artifacts"] if str(a["id"]) == parts[1]
+                )
+                return 200, zip_bytes({"agg_bmk.json": agg_bmk()} if name == "results_bmk" else {})
+        return 404, {"message": "Not Found"}
+
+
+@contextmanager
+def serve(replay: GitHubReplay) -> Iterator[GitHubReplay]:
+    class Handler(BaseHTTPRequestHandler):
+        def _handle(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            split = urlsplit(self.path)
+            req = Request(
+                self.command,
+                split.path,
+                parse_qs(split.query),
+                dict(self.headers),
+                json.loads(raw) if raw else None,
+            )
+            replay.requests.append(req)
+            status, doc = replay.answer(req)
+            data = (
+                doc
+                if isinstance(doc, bytes)
+                else (b"" if doc is None else json.dumps(doc).encode())
+            )
+            self.send_response(status)
+            self.send_header(
+                "Content-Type", "application/zip" if isinstance(doc, bytes) else "application/json"
+            )
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = _handle
+        do_POST = _handle
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    replay.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield replay
+    finally:
+        server.shutdown()
+        server.server_close()
