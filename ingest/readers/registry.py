@@ -26,6 +26,7 @@ FILE_MODULES: tuple[str, ...] = (
     "ingest.readers.agg_fixed",
     "ingest.readers.bench_serving",
     "ingest.readers.agg_array",
+    "ingest.readers.point_sidecar",
     "ingest.readers.server_metrics",
     "ingest.readers.prometheus",
     "ingest.readers.vllm_command",
