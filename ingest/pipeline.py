@@ -445,7 +445,9 @@ def _store(
                     else pl.DataFrame()
                 )
                 store.replace_run_rows(rid, _frame(new_rows), sframe, replaced)
-                store.clear_rejects(rid, replaced)
+            # Every file read now has no old rejects, also one whose rows are already stored: an
+            # ingest killed between the two writes left its stale reject behind.
+            store.clear_rejects(rid, sorted({r[Col.SOURCE_PATH] for r in rows}))
             rej = [r for r in report.rejected if r.run_id == rid]
             store.add_rejects(
                 pl.DataFrame(

@@ -102,9 +102,17 @@ class Store:
         with open(self.root / ".lock", "a+") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             try:
+                self._sweep_temp_files()
                 yield
             finally:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def _sweep_temp_files(self) -> None:
+        # Only the lock holder writes temporary files, so any found now are a dead writer's.
+        for base in (self.root, self.points_dir, self.series_dir):
+            for tmp in base.glob(".tmp-*.parquet"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
 
     def _write(self, table: pa.Table, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)

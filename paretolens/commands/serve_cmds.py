@@ -9,19 +9,31 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from ingest.schema import RunCol
+from dashboard.state import RunView
+from ingest.schema import Col
 from ingest.store import Store
 from paretolens.commands.ingest_cmds import open_store
 from paretolens.settings import load_settings
 
 
-def sample_run(store: Store) -> str | None:
-    """The run whose page to advertise: the one with the most points (ties: newest id)."""
-    runs = store.runs().filter(pl.col(RunCol.POINT_COUNT) > 0)
-    if runs.height == 0:
+def sample_view(store: Store) -> RunView | None:
+    """The run page to advertise: a run with an A/B to show (spec decoding first, then KV
+    offload), else the one with the most points; with its A/B axis set and arms ranked at 40
+    tok/s/user."""
+    pts = store.scan_points().select(Col.RUN_ID, Col.SPEC_DECODING, Col.KV_OFFLOADING).collect()
+    if pts.height == 0:
         return None
-    best = runs.sort([RunCol.POINT_COUNT, RunCol.RUN_ID], descending=True).row(0, named=True)
-    return str(best[RunCol.RUN_ID])
+    runs = pts.group_by(Col.RUN_ID).agg(
+        pl.col(Col.SPEC_DECODING).n_unique().alias("spec"),
+        pl.col(Col.KV_OFFLOADING).n_unique().alias("kv"),
+        pl.len().alias("n"),
+    )
+    best = runs.sort(["spec", "kv", "n", Col.RUN_ID], descending=[True, True, True, False]).row(
+        0, named=True
+    )
+    axis = Col.SPEC_DECODING if best["spec"] > 1 else Col.KV_OFFLOADING if best["kv"] > 1 else None
+    view = RunView(runs=(str(best[Col.RUN_ID]),), at=40.0)
+    return view.replace(ab=axis.value, tab="deltas") if axis else view
 
 
 def serve(
@@ -53,9 +65,9 @@ def serve(
     base = f"http://{shown}:{settings.port}"
     err = sys.stderr
     print(f"paretolens: serving {st.root} ({len(st.run_ids())} runs) on {base}/", file=err)
-    sample = sample_run(st)
+    sample = sample_view(st)
     if sample:
-        print(f"open a sample run: {base}{urls.runs(sample)}", file=err)
+        print(f"open a sample run: {base}{urls.run(sample)}", file=err)
     if not is_loopback(settings.host) and settings.token is None:
         print(
             f"warning: listening on {settings.host}, beyond localhost, without PARETOLENS_TOKEN: "

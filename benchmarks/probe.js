@@ -1,0 +1,70 @@
+// Injected before any page script (CDP Page.addScriptToEvaluateOnNewDocument). Records, in
+// performance.now() milliseconds since navigation start:
+//   firstPoint: the frame in which the first chart point was drawn: an SVG point node appearing
+//     in a plotly chart, or a Plotly.react/newPlot with points resolving (WebGL draws no nodes);
+//   plots[chart]: every Plotly.react/newPlot of a chart: start, done (next frame after its
+//     promise resolved), points drawn, whether a WebGL trace was among them;
+//   longTasks: main-thread tasks over 50 ms (start, duration).
+(function () {
+  var P = (window.__pl = { firstPoint: null, firstKind: null, plots: {}, longTasks: [], errors: [] });
+  function now() { return performance.now(); }
+  function painted(fn) { requestAnimationFrame(function () { fn(now()); }); }
+
+  window.addEventListener("error", function (e) { P.errors.push(String(e.message || e)); });
+  try {
+    new PerformanceObserver(function (list) {
+      list.getEntries().forEach(function (e) { P.longTasks.push([e.startTime, e.duration]); });
+    }).observe({ type: "longtask", buffered: true });
+  } catch (e) { P.errors.push("no longtask observer: " + e); }
+
+  new MutationObserver(function () {
+    if (P.firstPoint === null && P.firstKind === null &&
+        document.querySelector(".js-plotly-plot .scatterlayer .point")) {
+      P.firstKind = "svg-pending";
+      painted(function (t) { if (P.firstPoint === null) { P.firstPoint = t; P.firstKind = "svg"; } });
+    }
+  }).observe(document, { childList: true, subtree: true });
+
+  function chartOf(gd) {
+    var el = typeof gd === "string" ? document.getElementById(gd) : gd;
+    for (var e = el; e; e = e.parentElement) {
+      if (e.id && /chart/.test(e.id)) { return [el, e.id]; }
+    }
+    return [el, el && el.id ? el.id : "?"];
+  }
+  function pointsOf(el) {
+    var n = 0, gl = false;
+    ((el && el._fullData) || []).forEach(function (t) {
+      if (t.visible !== true) { return; }
+      if (t.type === "scattergl") { gl = true; }
+      if (t.x && (t.mode || "").indexOf("markers") >= 0) { n += t.x.length; }
+    });
+    return [n, gl];
+  }
+  function wrap(pl) {
+    ["react", "newPlot"].forEach(function (name) {
+      var orig = pl && pl[name];
+      if (!orig || orig.__pl) { return; }
+      var wrapped = function (gd) {
+        var start = now();
+        var out = orig.apply(this, arguments);
+        Promise.resolve(out).then(function () {
+          var c = chartOf(gd), pg = pointsOf(c[0]);
+          painted(function (t) {
+            (P.plots[c[1]] = P.plots[c[1]] || []).push({ start: start, done: t, points: pg[0], gl: pg[1] });
+            if (P.firstPoint === null && pg[0] > 0) { P.firstPoint = t; P.firstKind = name + (pg[1] ? " (webgl)" : ""); }
+          });
+        });
+        return out;
+      };
+      wrapped.__pl = true;
+      pl[name] = wrapped;
+    });
+  }
+  var current;
+  Object.defineProperty(window, "Plotly", {
+    configurable: true,
+    get: function () { return current; },
+    set: function (v) { current = v; wrap(v); },
+  });
+})();

@@ -1,0 +1,204 @@
+"""Dashboard server time, in-process: the run page's first render and its filter changes.
+
+The first render is what a browser's first visit to a run page costs the server: the page HTML,
+`/_dash-layout` (which carries the page and both charts, see dashboard/app.py), and
+`/_dash-dependencies` through the Flask test client, plus the tables callback the page fires
+once the chart is drawn (`RunCallbacks.on_tables`, called in-process and JSON-encoded as Dash
+would). Every sample visits a run not seen before (a cold analysis cache). A filter change is
+`RunCallbacks.on_controls` (both charts, the URL, the exports bar) on a warm run, JSON-encoded,
+cycling through framework, spec-decode and sequence-length filters and the log-y toggle.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import plotly.io.json as pio_json
+
+from benchmarks.config import Config
+from benchmarks.report import Check, Figure, Section
+from benchmarks.synth import runs_spec, synth_points, write_store
+from benchmarks.timing import Samples
+
+SAMPLES = 20  # p95 needs more than 5
+
+
+def _encode(value: Any) -> int:
+    return len(pio_json.to_json_plotly(value))
+
+
+def build_store(root: Path, n_runs: int, points: int, seed: int) -> list[str]:
+    """A store of `n_runs` runs of `points` points each; returns the run ids."""
+    spec = runs_spec(n_runs * points, points_per_run=points, seed=seed)
+    return write_store(synth_points(spec), root)
+
+
+class Page:
+    """One app over a store, with helpers that time the run page's requests and callbacks."""
+
+    def __init__(self, root: Path) -> None:
+        from dashboard.app import create_app
+        from dashboard.context import AppContext  # noqa: F401  (import cost paid here)
+        from dashboard.pages.run import RunCallbacks
+
+        self.app = create_app(root)
+        self.client = self.app.server.test_client()
+        ctx = _context_of(self.app)
+        self.source = ctx.source
+        self.callbacks = RunCallbacks(ctx)
+        self.source.warm()
+
+    def first_render(self, run_id: str) -> dict[str, float]:
+        """Server seconds of each part of a first visit to a run page."""
+        from dashboard import urls
+
+        path = urls.runs(run_id)
+        out: dict[str, float] = {}
+        t = time.perf_counter()
+        html = self.client.get(path)
+        out["html"] = time.perf_counter() - t
+        t = time.perf_counter()
+        layout = self.client.get("/_dash-layout", headers={"Referer": f"http://localhost{path}"})
+        out["layout"] = time.perf_counter() - t
+        t = time.perf_counter()
+        deps = self.client.get("/_dash-dependencies")
+        out["dependencies"] = time.perf_counter() - t
+        for resp in (html, layout, deps):
+            if resp.status_code != 200:
+                raise RuntimeError(f"GET {path}: HTTP {resp.status_code}")
+        if b"main-chart" not in layout.data:
+            raise RuntimeError(f"the layout of {path} has no main chart")
+        t = time.perf_counter()
+        values, ids = self.controls(run_id)
+        _encode(self.callbacks.on_tables(values, ids, time.time(), None))
+        out["tables"] = time.perf_counter() - t
+        out["total"] = sum(out.values())
+        return out
+
+    def controls(self, run_id: str, **changes: Any) -> tuple[list[Any], list[dict[str, Any]]]:
+        """(values, ids) of the run page's controls for a view, as Dash passes them."""
+        from dashboard.ids import control
+        from dashboard.state import RunView
+
+        view = RunView(runs=(run_id,)).replace(**changes)
+        values = view.controls()
+        return list(values.values()), [control(k) for k in values]
+
+    def filter_change(self, run_id: str, changes: dict[str, Any]) -> float:
+        """Server seconds of the chart callback of one control change."""
+        from dashboard import urls
+
+        values, ids = self.controls(run_id, **changes)
+        t = time.perf_counter()
+        _encode(self.callbacks.on_controls(values, ids, "?" + urls.runs(run_id).split("?", 1)[1]))
+        return time.perf_counter() - t
+
+    def tables_after_change(self, run_id: str, changes: dict[str, Any]) -> float:
+        """Server seconds of the tables callback that a filter change also fires."""
+        values, ids = self.controls(run_id, **changes)
+        t = time.perf_counter()
+        _encode(self.callbacks.on_tables(values, ids, time.time(), None))
+        return time.perf_counter() - t
+
+
+def _context_of(app: Any) -> Any:
+    # The app context is captured by the page callbacks; find it on the registered route callback.
+    from dashboard.context import AppContext
+
+    for cb in app.callback_map.values():
+        fn = cb.get("callback")
+        for cell in getattr(getattr(fn, "__wrapped__", fn), "__closure__", None) or ():
+            if isinstance(cell.cell_contents, AppContext):
+                return cell.cell_contents
+    raise RuntimeError("could not find the dashboard's AppContext on its callbacks")
+
+
+def filter_changes(page: Page, run_id: str) -> list[dict[str, Any]]:
+    """Control changes a user makes on a run page, from the run's own facet values."""
+    from dashboard.state import RunView
+
+    facets = page.source.run_data(RunView(runs=(run_id,))).facets
+    changes: list[dict[str, Any]] = []
+    for name in ("framework", "spec", "seq"):
+        for opt in facets.get(name, [])[:2]:
+            changes.append({name: (opt.value,)})
+    changes += [{"logy": True}, {"frontier_only": True}]
+    return changes
+
+
+def _timed_samples(fn: Callable[[int], float], n: int) -> Samples:
+    fn(-1)
+    return Samples([fn(i) for i in range(n)])
+
+
+def run(cfg: Config) -> Section:
+    """Measure the server-side dashboard figures."""
+    section = Section("Dashboard server time (in-process, Flask test client)")
+    root = cfg.workdir / "dash" / "store"
+    run_ids = build_store(root, SAMPLES + 2, cfg.run_points, seed=11)
+    big_root = cfg.workdir / "dash" / "big"
+    big_ids = build_store(big_root, 1, cfg.big_page_points, seed=12)
+    page = Page(root)
+    cold = run_ids[1:]  # run_ids[0] was warmed by the app itself
+    parts = [page.first_render(cold[i]) for i in range(SAMPLES)]
+    first = Samples([p["total"] for p in parts])
+    breakdown = ", ".join(
+        f"{k} {sorted(p[k] for p in parts)[len(parts) // 2] * 1000:.1f} ms"
+        for k in ("html", "layout", "dependencies", "tables")
+    )
+    section.figures.append(
+        Figure(
+            name=f"Run page first render, {cfg.run_points}-point run (server time)",
+            samples=first,
+            stat="p95",
+            target="<= 150 ms at p95",
+            checks=[Check(f"p95 {first.p95() * 1000:.0f} ms <= 150 ms", first.p95() <= 0.150)],
+            notes=(
+                f"{SAMPLES} first visits, each to a different run (cold analysis cache). "
+                f"Medians of the parts: {breakdown}."
+            ),
+            command=cfg.command("dashboard"),
+        )
+    )
+    rid = run_ids[0]
+    changes = filter_changes(page, rid)
+    cyc = itertools.cycle(changes)
+    chart = _timed_samples(lambda _i: page.filter_change(rid, next(cyc)), SAMPLES)
+    tables = _timed_samples(lambda _i: page.tables_after_change(rid, next(cyc)), SAMPLES)
+    section.figures.append(
+        Figure(
+            name=f"Filter change on a {cfg.run_points}-point run page (chart callback)",
+            samples=chart,
+            stat="p95",
+            target="<= 100 ms at p95",
+            checks=[Check(f"p95 {chart.p95() * 1000:.0f} ms <= 100 ms", chart.p95() <= 0.100)],
+            notes=(
+                f"{SAMPLES} changes cycling through {len(changes)} kinds ({', '.join(sorted({k for c in changes for k in c}))}). "
+                f"The tables callback the same change fires (its own request, after the chart): "
+                f"p95 {tables.p95() * 1000:.0f} ms, median {tables.median * 1000:.0f} ms."
+            ),
+            command=cfg.command("dashboard"),
+        )
+    )
+    big = Page(big_root)
+    big_first = Samples([big.first_render(big_ids[0])["total"]])
+    big_changes = itertools.cycle(filter_changes(big, big_ids[0]))
+    big_chart = _timed_samples(lambda _i: big.filter_change(big_ids[0], next(big_changes)), SAMPLES)
+    section.figures.append(
+        Figure(
+            name=f"{cfg.big_page_points:,}-point run page: filter change (chart callback)",
+            samples=big_chart,
+            stat="p95",
+            target="stays interactive: a filter change <= 100 ms at p95 (as for 500 points)",
+            checks=[
+                Check(f"p95 {big_chart.p95() * 1000:.0f} ms <= 100 ms", big_chart.p95() <= 0.100)
+            ],
+            notes=f"First render of that page (cold, one visit): {big_first.median * 1000:.0f} ms.",
+            command=cfg.command("dashboard"),
+        )
+    )
+    return section

@@ -1,0 +1,197 @@
+"""The Dash app: routing, the page shell, security headers, and the WSGI entry point.
+
+`create_app()` builds one independent app (its own data source, caches and callbacks: nothing is
+registered globally). The page a browser asked for is rendered into the initial layout: Dash
+fetches `/_dash-layout` from the page, and the request's Referer (same-origin, full URL, see the
+referrer meta tag) names the path and query, so the first chart arrives with the layout instead
+of after a callback round trip. If a browser withholds the Referer, a one-off router callback
+fills the page in instead.
+
+Production: `paretolens serve` runs waitress; `waitress-serve dashboard.app:server` works too
+(`server` is created on first access from the environment's settings).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import flask
+from dash import Dash, Input, Output, State, html
+
+from dashboard import components as c
+from dashboard import export, urls
+from dashboard.context import AppContext
+from dashboard.data import DataSource
+from dashboard.fetch import Fetcher
+from dashboard.ids import Id
+from dashboard.pages import compare, index, jobs, missing, points, run
+from ingest.store import Store
+from paretolens.settings import GOLDEN_AL_DIR, Settings, load_settings
+
+ASSETS = Path(__file__).resolve().parent / "assets"
+log = logging.getLogger("paretolens.dashboard")
+
+Page = Callable[[AppContext, str], Any]
+PAGES: dict[str, tuple[str, Page]] = {
+    urls.INDEX_PATH: ("runs", index.layout),
+    urls.RUN_PATH: ("run", run.layout),
+    urls.POINTS_PATH: ("run", points.layout),
+    urls.COMPARE_PATH: ("compare", compare.layout),
+    urls.JOBS_PATH: ("jobs", jobs.layout),
+}
+
+
+_POLYFILL = re.compile(r'<script src="[^"]*/deps/polyfill@[^"]*"></script>\s*')
+_AG_GRID = re.compile(r'<script src="([^"]*/dash_ag_grid/[^"]*)"></script>')
+# Pages whose first view has no grid: the grid library (1.3 MB) is only preloaded there, and
+# paretolens.js runs it after the first chart is drawn, just before the tables are asked for.
+LAZY_GRID_PATHS = (urls.RUN_PATH,)
+
+
+class _Dash(Dash):
+    """Dash with a leaner page: plotly's gl2d partial bundle (scatter + scattergl, a third of the
+    full bundle) from the assets instead of the full plotly.js (dcc.Graph uses window.Plotly), and
+    no babel polyfill (every browser Dash 4 supports has what it polyfills; the one thing Dash's
+    bundles still call, regeneratorRuntime, ships in the assets, 25 kB instead of 100 kB)."""
+
+    def _setup_plotlyjs(self) -> None:
+        self._plotlyjs_url = ""
+
+    def _generate_scripts_html(self) -> str:
+        html_ = _POLYFILL.sub("", super()._generate_scripts_html())
+        if flask.has_request_context() and flask.request.path in LAZY_GRID_PATHS:
+            html_ = _AG_GRID.sub(
+                r'<link rel="preload" as="script" href="\1" data-lazy-script>', html_
+            )
+        return html_
+
+
+def render(app: AppContext, path: str, query: str) -> tuple[str, Any]:
+    """The active nav key and the content of a page."""
+    active, page = PAGES.get(path.rstrip("/") or "/", ("", None))  # type: ignore[arg-type]
+    if page is None:
+        return "", html_not_found(path)
+    return active, page(app, query)
+
+
+def html_not_found(path: str) -> Any:
+    """The content of an unknown path."""
+    return html.Div(
+        [
+            html.H2("Not found"),
+            html.P(f"No page at {path}."),
+            html.A("All runs", href=urls.index()),
+        ],
+        className="card",
+    )
+
+
+def _page_of_request() -> tuple[str, str] | None:
+    """(path, query) of the page that asked for the layout, from a same-origin Referer."""
+    if not flask.has_request_context():
+        return None
+    ref = flask.request.referrer
+    if not ref:
+        return None
+    parts = urlsplit(ref)
+    if parts.netloc and parts.netloc != flask.request.host:
+        return None
+    return parts.path or "/", parts.query
+
+
+def _security_headers(resp: flask.Response, csp: str) -> flask.Response:
+    resp.headers.setdefault("Content-Security-Policy", csp)
+    resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+    resp.headers.setdefault("X-Frame-Options", "DENY")
+    resp.headers.setdefault("Referrer-Policy", "same-origin")
+    return resp
+
+
+def create_app(store: Store | Path | str | None = None, settings: Settings | None = None) -> Dash:
+    """A paretolens Dash app over a store (default: the settings' store, seeded with the samples).
+
+    Args:
+        store: a Store or its directory; None opens the configured store (bundled samples).
+        settings: defaults to the environment's (`PARETOLENS_*`).
+    """
+    from paretolens.commands.ingest_cmds import open_store
+
+    settings = settings or load_settings()
+    st = (
+        store
+        if isinstance(store, Store)
+        else open_store(Path(store) if store is not None else None)
+    )
+    source = DataSource(st, GOLDEN_AL_DIR)
+    ctx = AppContext(source=source, settings=settings, fetcher=Fetcher(st, settings))
+    dash_app = _Dash(
+        __name__,
+        assets_folder=str(ASSETS),
+        title="paretolens",
+        update_title=None,
+        suppress_callback_exceptions=True,
+        serve_locally=True,
+        meta_tags=[{"name": "referrer", "content": "same-origin"}],
+    )
+
+    def layout() -> Any:
+        target = _page_of_request()
+        if target is None:
+            return c.shell(None, "", pending_route=True)
+        active, content = render(ctx, *target)
+        return c.shell(content, active)
+
+    dash_app.layout = layout
+
+    @dash_app.callback(
+        Output(Id.PAGE, "children"),
+        Input(Id.ROUTE_LOCATION, "pathname"),
+        State(Id.ROUTE_LOCATION, "search"),
+    )
+    def route(pathname: str | None, search: str | None) -> Any:
+        return render(ctx, pathname or "/", (search or "").lstrip("?"))[1]
+
+    for page in (run, missing, index, compare, jobs):
+        page.register(dash_app, ctx)
+    c.register_copy_link(dash_app)
+    export.register_routes(dash_app.server, source, settings, ctx.fetcher)
+    csp = "; ".join(
+        [
+            "default-src 'self'",
+            # plotly's WebGL traces compile shaders with Function(); no inline script but Dash's own.
+            "script-src 'self' 'unsafe-eval' " + " ".join(dash_app.csp_hashes()),
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data: blob:",
+            "font-src 'self' data:",
+            "connect-src 'self'",
+            "worker-src 'self' blob:",
+            "object-src 'none'",
+            "base-uri 'self'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        ]
+    )
+    dash_app.server.after_request(lambda resp: _security_headers(resp, csp))
+    threading.Thread(target=source.warm, name="paretolens-warm", daemon=True).start()
+    return dash_app
+
+
+_server: flask.Flask | None = None
+_server_lock = threading.Lock()
+
+
+def __getattr__(name: str) -> Any:
+    """`dashboard.app:server` for WSGI servers (`waitress-serve dashboard.app:server`)."""
+    global _server
+    if name != "server":
+        raise AttributeError(name)
+    with _server_lock:
+        if _server is None:
+            _server = create_app().server
+    return _server

@@ -1,0 +1,75 @@
+/* paretolens client-side helpers: no inline scripts (the CSP forbids them). */
+(function () {
+  // Browser back/forward: the address is the state, so re-render the page from it.
+  window.addEventListener("popstate", function () { window.location.reload(); });
+
+  var secondDrawn = 0;
+
+  function plotOf(graphId) {
+    var el = document.getElementById(graphId);
+    return el && el.querySelector(".js-plotly-plot");
+  }
+
+  // Run page: once the main chart has drawn, ask for the tables (their grid JavaScript would
+  // otherwise compete with the first draw). See dashboard/pages/run.py (TABLES_READY).
+  function whenPlotted(graphId, done) {
+    var tries = 0;
+    (function poll() {
+      var gd = plotOf(graphId);
+      if ((gd && gd._fullLayout) || tries++ > 600) { window.requestAnimationFrame(function () { setTimeout(done, 0); }); return; }
+      setTimeout(poll, 20);
+    })();
+  }
+  // Scripts the page only preloaded (the grid library on the run page) run now, off the
+  // critical path of the first chart.
+  function runLazyScripts(done) {
+    var links = document.querySelectorAll("link[data-lazy-script]");
+    var pending = links.length;
+    if (!pending) { done(); return; }
+    links.forEach(function (link) {
+      link.removeAttribute("data-lazy-script");
+      var s = document.createElement("script");
+      s.src = link.href;
+      s.onload = s.onerror = function () { if (--pending === 0) { done(); } };
+      document.head.appendChild(s);
+    });
+  }
+  (function waitForChart(n) {
+    var ready = document.getElementById("main-chart") && window.dash_clientside && window.dash_clientside.set_props;
+    if (ready) {
+      whenPlotted("main-chart", function () {
+        runLazyScripts(function () { window.dash_clientside.set_props("tables-ready", { data: Date.now() }); });
+      });
+    } else if (n < 1500) {
+      setTimeout(function () { waitForChart(n + 1); }, 20);
+    }
+  })(0);
+
+  window.dash_clientside = Object.assign({}, window.dash_clientside, {
+    paretolens: {
+      copyLink: function () { return window.location.href; },
+      secondFigure: function (ready, fig) { return fig && !secondDrawn++ ? fig : window.dash_clientside.no_update; },
+      download: function (n, graphId, label) {
+        var gd = plotOf(graphId);
+        var format = String(label || "png").toLowerCase();
+        if (n && gd && window.Plotly) {
+          window.Plotly.downloadImage(gd, { format: format, filename: "paretolens-" + graphId, width: 1400, height: 720, scale: format === "png" ? 2 : 1 });
+        }
+        return window.dash_clientside.no_update;
+      },
+      reload: function (state) {
+        if (state === "done") { window.location.reload(); }
+        return window.dash_clientside.no_update;
+      }
+    }
+  });
+
+  // Grid cell renderers: links are React elements (text children, never HTML strings).
+  var dagfuncs = (window.dashAgGridComponentFunctions = window.dashAgGridComponentFunctions || {});
+  dagfuncs.Link = function (props) {
+    var field = (props.colDef.cellRendererParams || {}).hrefField;
+    var href = props.data && field ? props.data[field] : null;
+    if (!href || href.charAt(0) !== "/") { return props.value == null ? "" : String(props.value); }
+    return React.createElement("a", { href: href }, props.value == null ? "" : String(props.value));
+  };
+})();

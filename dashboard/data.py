@@ -1,0 +1,576 @@
+"""The dashboard's data layer: store reads, filters, and one analysis per view.
+
+A `RunData` is built once per (view, store version) and cached; the charts, the grids and every
+export read its fields, so the numbers on the page and in the downloads are the same objects
+(compute once, render many). Nothing here recomputes what `analysis/` decides: frontiers,
+verdicts, cliffs, pruned lists, AL checks and deltas are calls into it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, TypeVar
+
+import polars as pl
+
+from analysis import (
+    Analysis,
+    Deltas,
+    Frontier,
+    GoldenTable,
+    PrunedList,
+    RunComparison,
+    analyze_points,
+    check_acceptance,
+    compare_runs,
+    comparison_markdown,
+    compute_deltas,
+    dispatch_command,
+    frontier_gap,
+    load_golden_tables,
+    prune_list,
+    pruned_json,
+    search_space_yaml,
+)
+from analysis.recipes import config_key, row_identity
+from dashboard.state import (
+    DISPLAY_ONLY,
+    FILTERS,
+    CompareView,
+    IndexView,
+    RunView,
+    seq_key,
+    seq_label,
+)
+from dashboard.tables import ARM_NAME, COMPARE_TABLES, TABLES, Table
+from ingest.schema import DEFAULT_GROUP, Col, RejectCol, RunCol, SeriesCol
+from ingest.store import Store, run_key
+
+T = TypeVar("T")
+
+# Analysis columns joined onto the points (beyond the canonical schema).
+VERDICT_COLUMNS = ("verdict", "reason", "on_arm_frontier", "knee_conc")
+# Point columns the hover and the detail panel read that the analysis table does not carry.
+HOVER_COLUMNS = (
+    Col.NUM_GPUS,
+    Col.NUM_REQUESTS_SUCCESSFUL,
+    Col.NUM_REQUESTS_TOTAL,
+    Col.ERROR_RATE,
+    Col.AL_MEASURED,
+    Col.AL_SOURCE,
+    Col.SYNTHETIC_AL,
+    Col.IMAGE,
+)
+# View fields that change only how the data is drawn (not part of the data cache key).
+CACHE_IGNORED = tuple(f for f in DISPLAY_ONLY if f != "x2")
+
+
+class _LRU:
+    """A small thread-safe LRU of computed values."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]  # type: ignore[no-any-return]
+        value = make()
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+
+def _stat(path: Path) -> tuple[str, int, int]:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return (path.name, 0, 0)
+    return (path.name, st.st_mtime_ns, st.st_size)
+
+
+def store_version(store: Store, run_ids: Sequence[str] | None) -> tuple[Any, ...]:
+    """A cheap fingerprint of the store files a view reads (changes on every ingest)."""
+    files = [store.runs_path, store.rejects_path]
+    if run_ids is None:
+        files.extend(
+            sorted(store.points_dir.glob("run=*.parquet")) if store.points_dir.exists() else []
+        )
+    else:
+        files.extend(store.points_dir / f"run={run_key(r)}.parquet" for r in run_ids)
+    return tuple(_stat(f) for f in files)
+
+
+def filter_expr(view: RunView) -> pl.Expr:
+    """The row filter of a view's filter fields (all rows when none is set)."""
+    expr = pl.lit(True)
+    for name, _, col in FILTERS:
+        values = getattr(view, name)
+        if not values:
+            continue
+        if col is None:
+            expr = expr & _seq_col().is_in(list(values))
+        else:
+            expr = expr & pl.col(col).cast(pl.String).is_in(list(values))
+    return expr
+
+
+def _seq_col() -> pl.Expr:
+    return (
+        pl.when(pl.col(Col.ISL).is_null() | pl.col(Col.OSL).is_null())
+        .then(pl.lit("trace"))
+        .otherwise(pl.format("{}/{}", Col.ISL, Col.OSL))
+    )
+
+
+@dataclass(frozen=True)
+class Option:
+    """One choice of a filter: its value, menu label and how many points have it."""
+
+    value: str
+    label: str
+    count: int
+
+
+# Identity fields that name an arm when its label alone is ambiguous in a view.
+_NAME_PARTS: tuple[str, ...] = (
+    Col.MODEL_PREFIX,
+    Col.HW,
+    Col.FRAMEWORK,
+    Col.PRECISION,
+    "seq",
+    Col.SCENARIO,
+)
+
+
+def arm_names(points: pl.DataFrame) -> pl.DataFrame:
+    """`arm_id`, `arm_name`: the arm label, prefixed with the identity fields (hardware,
+    framework, precision, isl/osl, ...) that differ between the view's arms, so two arms never
+    share a legend entry (the label itself leaves those fields out)."""
+    arms = points.select(
+        Col.ARM_ID, Col.ARM_LABEL, Col.MODEL_PREFIX, Col.HW, Col.FRAMEWORK, Col.PRECISION, Col.SCENARIO,
+        _seq_col().map_elements(seq_label, return_dtype=pl.String).alias("seq"),
+    ).unique(Col.ARM_ID, keep="first")  # fmt: skip
+    varying = [c for c in _NAME_PARTS if arms.get_column(c).n_unique() > 1]
+    prefix = pl.concat_str(
+        [pl.col(c).cast(pl.String) for c in varying], separator=" ", ignore_nulls=True
+    )
+    name = pl.format("{} · {}", prefix, Col.ARM_LABEL) if varying else pl.col(Col.ARM_LABEL)
+    return arms.select(Col.ARM_ID, name.alias(ARM_NAME))
+
+
+def facets(points: pl.DataFrame) -> dict[str, list[Option]]:
+    """The options of every filter, from the (unfiltered) points of the view's runs."""
+    out: dict[str, list[Option]] = {}
+    for name, _, col in FILTERS:
+        if col == Col.ARM_ID:
+            frame = (
+                points.group_by(Col.ARM_ID)
+                .agg(pl.len().alias("n"))
+                .join(arm_names(points), on=Col.ARM_ID)
+                .rename({ARM_NAME: "label"})
+            )
+            opts = [
+                Option(str(r[Col.ARM_ID]), str(r["label"]), int(r["n"]))
+                for r in frame.sort("label", Col.ARM_ID).iter_rows(named=True)
+            ]
+        else:
+            values = _seq_col() if col is None else pl.col(col).cast(pl.String)
+            frame = points.select(values.alias("v")).group_by("v").len().drop_nulls().sort("v")
+            label = seq_label if col is None else str
+            opts = [Option(str(v), label(str(v)), int(n)) for v, n in frame.iter_rows()]
+        out[name] = opts
+    return out
+
+
+class DataSource:
+    """The store plus caches, shared by every page and export of one app."""
+
+    def __init__(self, store: Store, golden_dir: Path | None = None) -> None:
+        self.store = store
+        self.golden_dir = golden_dir
+        self._cache = _LRU(32)
+
+    @cached_property
+    def golden(self) -> tuple[GoldenTable, ...]:
+        """The golden AL tables (none when no directory is configured)."""
+        if self.golden_dir is None or not self.golden_dir.exists():
+            return ()
+        return load_golden_tables(self.golden_dir)
+
+    def warm(self) -> None:
+        """Run one small analysis so the first page view does not pay for library warm-up."""
+        runs = self.store.run_ids()[:1]
+        if runs:
+            self.run_data(RunView(runs=tuple(runs))).main_plane  # noqa: B018
+
+    def compare_data(self, view: CompareView) -> CompareData:
+        """The (cached) data of a compare view."""
+        runs = [r for r in (view.base, view.candidate) if r]
+        key = (
+            "compare",
+            view.model_copy(update={"logx": False, "logy": False}),
+            store_version(self.store, runs),
+        )
+        return self._cache.get(key, lambda: CompareData(self, view))
+
+    def run_data(self, view: RunView) -> RunData:
+        """The (cached) data of a run view."""
+        data_view = view.model_copy(
+            update={f: RunView.model_fields[f].default for f in CACHE_IGNORED}
+        )
+        key = ("run", data_view, store_version(self.store, view.runs))
+        return self._cache.get(key, lambda: RunData(self, data_view))
+
+    def catalog(self) -> pl.DataFrame:
+        """The runs catalog with the facets of each run's points (models, hardware, ...)."""
+        key = ("catalog", store_version(self.store, None))
+        return self._cache.get(key, self._catalog)
+
+    def _catalog(self) -> pl.DataFrame:
+        runs = self.store.runs()
+        facet_cols = [Col.MODEL_PREFIX, Col.HW, Col.FRAMEWORK, Col.PRECISION, Col.SCENARIO]
+        per_run = (
+            self.store.scan_points()
+            .select(Col.RUN_ID, *facet_cols)
+            .group_by(Col.RUN_ID)
+            .agg([pl.col(c).drop_nulls().unique().sort().str.join(", ") for c in facet_cols])
+            .collect()
+        )
+        return runs.join(per_run, on=RunCol.RUN_ID, how="left").sort(
+            RunCol.CREATED_AT, RunCol.RUN_ID, descending=True, nulls_last=True
+        )
+
+    def index_table(self, view: IndexView) -> Table:
+        """The runs index filtered by an index view."""
+        df = self.catalog()
+        expr = pl.lit(True)
+        if view.q:
+            q = view.q.lower()
+            text = pl.concat_str(
+                [pl.col(c).cast(pl.String) for c in df.columns], separator=" ", ignore_nulls=True
+            )
+            expr = expr & text.str.to_lowercase().str.contains(q, literal=True)
+        for name, col in (
+            ("model", Col.MODEL_PREFIX),
+            ("hw", Col.HW),
+            ("branch", RunCol.BRANCH),
+            ("status", RunCol.STATUS),
+        ):
+            values = getattr(view, name)
+            if values:
+                hits = [pl.col(col).fill_null("").str.split(", ").list.contains(v) for v in values]
+                expr = expr & pl.any_horizontal(hits)
+        if view.since:
+            expr = expr & (pl.col(RunCol.CREATED_AT).fill_null("") >= view.since)
+        if view.until:
+            expr = expr & (pl.col(RunCol.CREATED_AT).fill_null("9999") <= view.until + "T99")
+        return Table("runs", "Runs", df.filter(expr))
+
+    def series(self, run_id: str, point_id: str) -> pl.DataFrame:
+        """Server-metric samples of one point (KV usage, cache hits, queue depths, ...)."""
+        return self.store.timeseries([run_id], [point_id]).sort(SeriesCol.METRIC, SeriesCol.T)
+
+
+class RunData:
+    """Everything the run page, the points page and their exports show for one view."""
+
+    def __init__(self, source: DataSource, view: RunView) -> None:
+        self.source = source
+        self.view = view
+
+    @cached_property
+    def catalog(self) -> pl.DataFrame:
+        """Catalog rows of the view's runs, in the view's order."""
+        runs = self.source.store.runs()
+        order = {r: i for i, r in enumerate(self.view.runs)}
+        return (
+            runs.filter(pl.col(RunCol.RUN_ID).is_in(list(self.view.runs)))
+            .with_columns(pl.col(RunCol.RUN_ID).replace_strict(order, default=None).alias("__o"))
+            .sort("__o")
+            .drop("__o")
+        )
+
+    @cached_property
+    def missing(self) -> tuple[str, ...]:
+        """Requested run ids the store does not have."""
+        have = set(self.catalog.get_column(RunCol.RUN_ID).to_list())
+        return tuple(r for r in self.view.runs if r not in have)
+
+    @cached_property
+    def all_points(self) -> pl.DataFrame:
+        """Every point of the view's runs (before filters)."""
+        return self.source.store.points(list(self.view.runs))
+
+    @cached_property
+    def points(self) -> pl.DataFrame:
+        """The points the filters keep."""
+        return self.all_points.filter(filter_expr(self.view))
+
+    @cached_property
+    def facets(self) -> dict[str, list[Option]]:
+        """Filter options from the unfiltered points."""
+        return facets(self.all_points)
+
+    @cached_property
+    def names(self) -> pl.DataFrame:
+        """`arm_id`, `arm_name` of every arm of the view's runs."""
+        return arm_names(self.all_points)
+
+    @cached_property
+    def arm_order(self) -> dict[str, int]:
+        """Arm id -> colour index, stable under filtering (sorted by name)."""
+        arms = self.names.sort(ARM_NAME, Col.ARM_ID)
+        return {a: i for i, a in enumerate(arms.get_column(Col.ARM_ID).to_list())}
+
+    @property
+    def group_by(self) -> tuple[str, ...]:
+        """Comparison groups: per run by default, or across the overlaid runs."""
+        if self.view.envelope == "all":
+            return tuple(c for c in DEFAULT_GROUP if c != Col.RUN_ID)
+        return DEFAULT_GROUP
+
+    @cached_property
+    def analysis(self) -> Analysis:
+        """Verdicts and frontiers on the main plane (x vs y)."""
+        return analyze_points(self.points, x=self.view.x, y=self.view.y, group_by=self.group_by)
+
+    @cached_property
+    def second(self) -> Analysis:
+        """Verdicts and frontiers on the second plane (latency vs y)."""
+        return analyze_points(self.points, x=self.view.x2, y=self.view.y, group_by=self.group_by)
+
+    def _plane(self, a: Analysis) -> pl.DataFrame:
+        extra = [c for c in HOVER_COLUMNS if c not in a.table.columns]
+        plane = a.table.join(self.points.select(Col.POINT_ID, *extra), on=Col.POINT_ID, how="left")
+        return plane.join(self.names, on=Col.ARM_ID, how="left")
+
+    @cached_property
+    def main_plane(self) -> pl.DataFrame:
+        """What the main chart draws: analysis rows plus hover columns."""
+        return self._plane(self.analysis)
+
+    @cached_property
+    def second_plane(self) -> pl.DataFrame:
+        """What the second chart draws."""
+        return self._plane(self.second)
+
+    @cached_property
+    def acceptance(self) -> pl.DataFrame:
+        """AL checks of the spec-decoding points (ok / warn / fail / not_measured)."""
+        return check_acceptance(self.points, self.source.golden)
+
+    @cached_property
+    def deltas(self) -> Deltas:
+        """A/B deltas on the view's axis at equal concurrency, with their confounds."""
+        return compute_deltas(
+            self.points, axis=self.view.ab, x=self.view.x, y=self.view.y, group_by=self.group_by
+        )
+
+    @cached_property
+    def pruned(self) -> PrunedList:
+        """The points worth the full sweep (from the main-plane verdicts)."""
+        return prune_list(self.analysis)
+
+    @cached_property
+    def pruned_yaml(self) -> str:
+        """The pruned list as an InferenceX search-space snippet (or why it cannot be one)."""
+        try:
+            return search_space_yaml(self.pruned)
+        except ValueError as exc:
+            return f"# cannot export this pruned list as a master-config snippet: {exc}\n"
+
+    @cached_property
+    def pruned_cli(self) -> str:
+        """The `test-config ...` line that runs the pruned list."""
+        return dispatch_command(self.pruned)
+
+    @cached_property
+    def rejects(self) -> pl.DataFrame:
+        """Rejected files and rows of the view's runs."""
+        return self.source.store.rejects(list(self.view.runs)).sort(
+            RejectCol.RUN_ID, RejectCol.PATH
+        )
+
+    @cached_property
+    def verdict_points(self) -> pl.DataFrame:
+        """Filtered points with their main-plane verdict columns."""
+        verdicts = self.analysis.table.select(Col.POINT_ID, *VERDICT_COLUMNS)
+        return self.points.join(verdicts, on=Col.POINT_ID, how="left").sort(
+            Col.RUN_ID, Col.ARM_LABEL, Col.CONC
+        )
+
+    @cached_property
+    def pruned_doc(self) -> dict[str, Any]:
+        """The pruned list as the JSON document `paretolens prune --format json` prints."""
+        return pruned_json(self.pruned)
+
+    def selection_doc(self, point_ids: Sequence[str]) -> dict[str, Any]:
+        """Some points in the pruned-list document shape (for launching exactly those)."""
+        rows = self.verdict_points.filter(pl.col(Col.POINT_ID).is_in(list(point_ids)))
+        arms = []
+        for (arm_id,), grp in rows.group_by(Col.ARM_ID, maintain_order=True):
+            r = grp.row(0, named=True)
+            arms.append(
+                {
+                    "config_key": config_key(r, None),
+                    "scenario": r[Col.SCENARIO],
+                    "isl": r[Col.ISL],
+                    "osl": r[Col.OSL],
+                    "arm_id": arm_id,
+                    "arm_label": r[Col.ARM_LABEL],
+                    "identity": dict(row_identity(r)),
+                    "conc_list": sorted(grp.get_column(Col.CONC).unique().to_list()),
+                }
+            )
+        return {"arms": arms, "kept": rows.to_dicts(), "dropped": []}
+
+    @cached_property
+    def at_target(self) -> pl.DataFrame:
+        """Each arm frontier's y at the target x (`at`), PCHIP along the frontier, no extrapolation."""
+        t = at_target(self.analysis.arm_frontiers, self.view.at)
+        return t.join(self.names, on=Col.ARM_ID, how="left").select(
+            Col.RUN_ID,
+            Col.ARM_ID,
+            ARM_NAME,
+            *[c for c in t.columns if c not in (Col.RUN_ID, Col.ARM_ID)],
+        )
+
+    def not_drawn(self, plane: pl.DataFrame) -> list[str]:
+        """Why points are missing from a chart (no axis value), so nothing vanishes silently."""
+        bad = plane.filter(
+            pl.col("x").is_null() | pl.col("y").is_null() | (pl.col("x") <= 0) | (pl.col("y") <= 0)
+        )
+        if bad.height == 0:
+            return []
+        counts = bad.group_by("reason").len().sort("len", "reason", descending=[True, False])
+        return [f"{n} point{'s' if n != 1 else ''} not drawn: {r}" for r, n in counts.iter_rows()]
+
+    def point(self, point_id: str) -> dict[str, Any] | None:
+        """One point with its verdict columns, or None when it is not in the view."""
+        rows = self.verdict_points.filter(pl.col(Col.POINT_ID) == point_id)
+        return rows.row(0, named=True) if rows.height else None
+
+    def table(self, name: str) -> Table:
+        """A named table of this view (see TABLES)."""
+        try:
+            make = TABLES[name]
+        except KeyError as exc:
+            raise KeyError(f"unknown table {name!r}; tables: {', '.join(TABLES)}") from exc
+        return make(self)
+
+
+def value_at(frontier: Frontier, x: float) -> float | None:
+    """A frontier's y at x (None outside its measured x range), by `analysis.frontier_gap`
+    against a one-point probe at x: the gap's baseline value there is the PCHIP value."""
+    probe = Frontier(
+        frontier.key, "probe", frontier.x, frontier.y, ("probe",), (x,), (1.0,), (None,)
+    )
+    gap = frontier_gap(frontier, probe)
+    return gap.baseline[0] if gap is not None and gap.baseline else None
+
+
+def at_target(frontiers: Sequence[Frontier], at: float | None) -> pl.DataFrame:
+    """Per arm frontier: its y at `at` and its rank (best first)."""
+    schema = {
+        Col.RUN_ID.value: pl.String,
+        Col.ARM_ID.value: pl.String,
+        Col.ARM_LABEL.value: pl.String,
+        "x": pl.Float64,
+        "y": pl.Float64,
+        "x_lo": pl.Float64,
+        "x_hi": pl.Float64,
+    }
+    if at is None:
+        return pl.DataFrame(schema=schema)
+    out = []
+    for f in frontiers:
+        key = dict(f.key)
+        out.append(
+            {
+                Col.RUN_ID.value: key.get(Col.RUN_ID),
+                Col.ARM_ID.value: key.get(Col.ARM_ID),
+                Col.ARM_LABEL.value: f.label,
+                "x": at,
+                "y": value_at(f, at),
+                "x_lo": min(f.xs),
+                "x_hi": max(f.xs),
+            }
+        )
+    return pl.DataFrame(out, schema=schema).sort("y", descending=True, nulls_last=True)
+
+
+class CompareData:
+    """A base run against a candidate run, for the compare page and its exports."""
+
+    def __init__(self, source: DataSource, view: CompareView) -> None:
+        self.source = source
+        self.view = view
+
+    @cached_property
+    def points(self) -> pl.DataFrame:
+        """Points of both runs."""
+        runs = [r for r in (self.view.base, self.view.candidate) if r]
+        return self.source.store.points(runs)
+
+    @cached_property
+    def comparison(self) -> RunComparison:
+        """Per-arm uplift, per-conc deltas, unmatched arms."""
+        assert self.view.base and self.view.candidate
+        return compare_runs(
+            self.points, self.view.base, self.view.candidate, x=self.view.x, y=self.view.y
+        )
+
+    @cached_property
+    def analysis(self) -> Analysis:
+        """Both runs on the x/y plane (per-run groups), for the overlay chart."""
+        return analyze_points(self.points, x=self.view.x, y=self.view.y)
+
+    @cached_property
+    def plane(self) -> pl.DataFrame:
+        """What the overlay chart draws."""
+        extra = [c for c in HOVER_COLUMNS if c not in self.analysis.table.columns]
+        plane = self.analysis.table.join(
+            self.points.select(Col.POINT_ID, *extra), on=Col.POINT_ID, how="left"
+        )
+        return plane.join(self.names, on=Col.ARM_ID, how="left")
+
+    @cached_property
+    def names(self) -> pl.DataFrame:
+        """`arm_id`, `arm_name` of every arm of both runs."""
+        return arm_names(self.points)
+
+    @cached_property
+    def arm_order(self) -> dict[str, int]:
+        """Arm id -> colour index."""
+        arms = self.names.sort(ARM_NAME, Col.ARM_ID)
+        return {a: i for i, a in enumerate(arms.get_column(Col.ARM_ID).to_list())}
+
+    @cached_property
+    def markdown(self) -> str:
+        """The markdown block for a PR comment."""
+        return comparison_markdown(self.comparison)
+
+    def table(self, name: str) -> Table:
+        """A named table of the comparison (see COMPARE_TABLES)."""
+        try:
+            make = COMPARE_TABLES[name]
+        except KeyError as exc:
+            raise KeyError(f"unknown table {name!r}; tables: {', '.join(COMPARE_TABLES)}") from exc
+        return make(self)
+
+
+def seq_of(isl: int | None, osl: int | None) -> str:
+    """Readable isl/osl of a point."""
+    return seq_label(seq_key(isl, osl))

@@ -1,0 +1,99 @@
+"""Every component id of the app, defined once (no bare-string ids in layouts or callbacks).
+
+Run-page controls share one pattern id, `{"type": CONTROL, "field": <RunView field>}`, so a single
+callback input (`control(ALL)`) carries the whole view and the field name maps each value back to
+the URL state model.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+
+class Id(StrEnum):
+    """Fixed component ids."""
+
+    # shell
+    LOCATION = "location"
+    NAV = "nav"
+    PAGE = "page"
+    ROUTE_LOCATION = "route-location"
+    # run page
+    MAIN_CHART = "main-chart"
+    SECOND_CHART = "second-chart"
+    SECOND_FIGURE = "second-figure"
+    TRACE_TOKENS = "trace-tokens"
+    TABLES_READY = "tables-ready"
+    TABLES_SHOWN = "tables-shown"
+    DETAIL = "detail"
+    UNPIN = "unpin"
+    BANNER = "banner"
+    NOTES = "notes"
+    AT_TABLE = "at-table"
+    POINTS_GRID = "points-grid"
+    AL_GRID = "al-grid"
+    DELTAS_GRID = "deltas-grid"
+    DELTAS_FRONTIER_GRID = "deltas-frontier-grid"
+    PRUNED_GRID = "pruned-grid"
+    PRUNED_DROPPED_GRID = "pruned-dropped-grid"
+    PRUNED_YAML = "pruned-yaml"
+    PRUNED_CLI = "pruned-cli"
+    REJECTS_GRID = "rejects-grid"
+    EXPORTS = "exports"
+    COPY_LINK = "copy-link"
+    PNG_MAIN = "png-main"
+    SVG_MAIN = "svg-main"
+    PNG_SECOND = "png-second"
+    SVG_SECOND = "svg-second"
+    POINTS_BOX = "points-box"
+    AL_BOX = "al-box"
+    DELTAS_BOX = "deltas-box"
+    PRUNED_BOX = "pruned-box"
+    REJECTS_BOX = "rejects-box"
+    LAUNCH_BOX = "launch-box"
+    # launch panel and jobs
+    LAUNCH_SOURCE = "launch-source"
+    LAUNCH_BACKEND = "launch-backend"
+    LAUNCH_TOKEN = "launch-token"
+    LAUNCH_OPTIONS = "launch-options"
+    LAUNCH_BUTTON = "launch-button"
+    LAUNCH_RESULT = "launch-result"
+    JOBS_TABLE = "jobs-table"
+    JOBS_TICK = "jobs-tick"
+    JOB_DETAIL = "job-detail"
+    JOB_LOG = "job-log"
+    CANCEL_TOKEN = "cancel-token"
+    CANCEL_BUTTON = "cancel-button"
+    CANCEL_RESULT = "cancel-result"
+    # fetch (run not in the store)
+    FETCH_TOKEN = "fetch-token"
+    FETCH_BUTTON = "fetch-button"
+    FETCH_TICK = "fetch-tick"
+    FETCH_LOG = "fetch-log"
+    FETCH_RUNS = "fetch-runs"
+    FETCH_STATE = "fetch-state"
+    # index
+    INDEX_GRID = "index-grid"
+    INDEX_ACTIONS = "index-actions"
+    INDEX_EXPORTS = "index-exports"
+    # compare
+    COMPARE_CHART = "compare-chart"
+    COMPARE_BODY = "compare-body"
+    COMPARE_POINTS_GRID = "compare-points-grid"
+    UNMATCHED_GRID = "unmatched-grid"
+    UPLIFT_GRID = "uplift-grid"
+    COMPARE_MARKDOWN = "compare-markdown"
+    COMPARE_MARKDOWN_TEXT = "compare-markdown-text"
+    # points page
+    ALL_POINTS_GRID = "all-points-grid"
+
+
+CONTROL = "control"
+INDEX_CONTROL = "index-control"
+COMPARE_CONTROL = "compare-control"
+
+
+def control(field: Any, kind: str = CONTROL) -> dict[str, Any]:
+    """Pattern id of a URL-state control (`field` may be a name or dash.ALL)."""
+    return {"type": kind, "field": field}

@@ -1,0 +1,160 @@
+"""The compare page, `/compare?base=<id>&candidate=<id>`: per-arm frontier overlay, uplift per
+arm, per-concurrency deltas, unmatched arms and the markdown block for a PR."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dash import ALL, Dash, Input, Output, State, dcc, html
+
+from dashboard import components as c
+from dashboard import figures
+from dashboard.context import AppContext
+from dashboard.data import CompareData
+from dashboard.ids import COMPARE_CONTROL, Id, control
+from dashboard.pages.run_panels import GRAPH_CONFIG, _choices, dropdown, run_options
+from dashboard.state import X_CHOICES, Y_CHOICES, CompareView
+
+
+def compare_figure(data: CompareData) -> Any:
+    """The overlay chart of a comparison."""
+    v = data.view
+    return figures.compare_figure(
+        data.plane, data.analysis.arm_frontiers, base=v.base or "", candidate=v.candidate or "",
+        x=v.x, y=v.y, arm_order=data.arm_order, logx=v.logx, logy=v.logy,
+    )  # fmt: skip
+
+
+def body(app: AppContext, view: CompareView) -> list[Any]:
+    """Everything below the controls."""
+    if not (view.base and view.candidate):
+        return [html.Div("Pick a base run and a candidate run.", className="hint")]
+    have = set(app.source.store.run_ids())
+    missing = [r for r in (view.base, view.candidate) if r not in have]
+    if missing:
+        return [c.notes([f"run {r} is not in the store" for r in missing])]
+    data = app.source.compare_data(view)
+    q = view.query()
+    uplift, per, only = data.table("uplift"), data.table("compare_points"), data.table("unmatched")
+    return [
+        html.Div(
+            [
+                dcc.Graph(
+                    id=Id.COMPARE_CHART,
+                    figure=compare_figure(data),
+                    config=GRAPH_CONFIG,
+                    style={"height": "470px"},
+                )
+            ],
+            className="card chart-card",
+        ),
+        c.section(
+            "Frontier uplift per arm (candidate vs base at matched x)",
+            c.grid(Id.UPLIFT_GRID, uplift, status_columns=())
+            if uplift.frame.height
+            else html.Div("no arm is in both runs", className="empty"),
+            extra=c.export_links("uplift", q),
+        ),
+        c.section(
+            "Per-concurrency deltas",
+            c.grid(
+                Id.COMPARE_POINTS_GRID,
+                per,
+                status_columns=("base_verdict", "candidate_verdict"),
+                height=300,
+            )
+            if per.frame.height
+            else html.Div("no matched points", className="empty"),
+            extra=c.export_links("compare_points", q),
+        ),
+        c.section(
+            "Arms in only one run",
+            c.grid(Id.UNMATCHED_GRID, only, status_columns=(), height=200)
+            if only.frame.height
+            else html.Div("every arm is in both runs", className="empty"),
+            extra=c.export_links("unmatched", q),
+        ),
+        c.section(
+            "Markdown for the PR",
+            html.Pre(data.markdown, id=Id.COMPARE_MARKDOWN_TEXT),
+            html.Details(
+                [
+                    html.Summary("preview"),
+                    dcc.Markdown(data.markdown, dangerously_allow_html=False, className="md"),
+                ]
+            ),
+            extra=dcc.Clipboard(
+                target_id=Id.COMPARE_MARKDOWN_TEXT, title="copy the markdown", className="clip"
+            ),
+        ),
+    ]
+
+
+def layout(app: AppContext, query: str) -> Any:
+    """The compare page."""
+    view, notes = CompareView.parse(query)
+    runs = run_options(app.source.catalog(), [r for r in (view.base, view.candidate) if r])
+    controls = html.Div(
+        [
+            dropdown("base", "Base run", runs, view.base, kind=COMPARE_CONTROL, css="control wide"),
+            dropdown(
+                "candidate",
+                "Candidate run",
+                runs,
+                view.candidate,
+                kind=COMPARE_CONTROL,
+                css="control wide",
+            ),
+            dropdown("y", "Y", _choices(Y_CHOICES), view.y, kind=COMPARE_CONTROL),
+            dropdown(
+                "x", "X", _choices(X_CHOICES), view.x, kind=COMPARE_CONTROL, css="control wide"
+            ),
+            html.Div(
+                [
+                    html.Label("Axes"),
+                    dcc.Checklist(
+                        id=control("toggles", COMPARE_CONTROL),
+                        options=[
+                            {"label": "log x", "value": "logx"},
+                            {"label": "log y", "value": "logy"},
+                        ],
+                        value=view.controls()["toggles"],
+                        inline=True,
+                    ),
+                ],
+                className="control",
+            ),
+            html.Div([c.copy_link()], className="control narrow"),
+        ],
+        className="axis-row",
+    )
+    return html.Div(
+        [
+            c.notes(notes),
+            html.Div([html.H2("Compare runs"), controls], className="card"),
+            html.Div(body(app, view), id=Id.COMPARE_BODY),
+        ]
+    )
+
+
+def register(dash_app: Dash, app: AppContext) -> None:
+    """Controls write the URL and re-draw the comparison."""
+
+    dash_app.callback(
+        Output(Id.LOCATION, "search", allow_duplicate=True), Output(Id.COMPARE_BODY, "children"),
+        Input(control(ALL, COMPARE_CONTROL), "value"), State(control(ALL, COMPARE_CONTROL), "id"), prevent_initial_call=True,
+    )(CompareCallbacks(app).on_compare)  # fmt: skip
+
+
+class CompareCallbacks:
+    """The compare page's callback as a plain method."""
+
+    def __init__(self, app: AppContext) -> None:
+        self.app = app
+
+    def on_compare(self, values: list[Any], ids: list[dict[str, Any]]) -> tuple[str, list[Any]]:
+        """Controls write the URL and redraw the comparison."""
+        view, _ = CompareView.from_controls(
+            {i["field"]: v for i, v in zip(ids, values, strict=True)}
+        )
+        return "?" + view.query(), body(self.app, view)

@@ -1,0 +1,190 @@
+"""The runs index, `/`: search and filter the store's runs; open one, overlay several, compare two."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+from dash import ALL, Dash, Input, Output, State, dcc, html
+
+from dashboard import components as c
+from dashboard import urls
+from dashboard.context import AppContext
+from dashboard.ids import INDEX_CONTROL, Id, control
+from dashboard.pages.run_panels import dropdown
+from dashboard.state import IndexView
+from dashboard.tables import Table
+from ingest.schema import Col, RunCol
+
+COLUMNS = (
+    RunCol.RUN_ID, RunCol.TITLE, RunCol.BRANCH, RunCol.STATUS, RunCol.CONCLUSION, RunCol.CREATED_AT,
+    Col.MODEL_PREFIX, Col.HW, Col.FRAMEWORK, Col.PRECISION, Col.SCENARIO, RunCol.POINT_COUNT,
+    RunCol.REJECT_COUNT, RunCol.SOURCE,
+)  # fmt: skip
+HREF = "_href"
+
+
+def _values(catalog: pl.DataFrame, col: str) -> list[str]:
+    if col not in catalog.columns:
+        return []
+    vals = catalog.get_column(col).drop_nulls().cast(pl.String).str.split(", ").explode()
+    return sorted(v for v in vals.unique().to_list() if v)
+
+
+def grid_rows(table: Table) -> list[dict[str, Any]]:
+    """Grid rows with the link of each run's page."""
+    return [{**r, HREF: urls.runs(str(r[RunCol.RUN_ID]))} for r in c.rows(table.frame)]
+
+
+def _grid(table: Table) -> Any:
+    g = c.grid(
+        Id.INDEX_GRID,
+        table,
+        COLUMNS,
+        height=560,
+        status_columns=(),
+        with_rows=False,
+        row_id=RunCol.RUN_ID,
+    )
+    g.rowData = grid_rows(table)
+    for col in g.columnDefs:
+        if col["field"] == RunCol.RUN_ID:
+            col.update(cellRenderer="Link", cellRendererParams={"hrefField": HREF})
+    return g
+
+
+def layout(app: AppContext, query: str) -> Any:
+    """The index page."""
+    view, notes = IndexView.parse(query)
+    catalog = app.source.catalog()
+    table = app.source.index_table(view)
+    filters = [
+        html.Div(
+            [
+                html.Label("Search"),
+                dcc.Input(
+                    id=control("q", INDEX_CONTROL),
+                    type="search",
+                    value=view.q,
+                    debounce=True,
+                    placeholder="run id, title, branch, model, …",
+                    style={"width": "260px"},
+                ),
+            ],
+            className="control",
+        ),
+        *[
+            dropdown(
+                name,
+                label,
+                [{"label": v, "value": v} for v in _values(catalog, col)],
+                list(getattr(view, name)),
+                multi=True,
+                placeholder="all",
+                kind=INDEX_CONTROL,
+            )
+            for name, label, col in (
+                ("model", "Model", Col.MODEL_PREFIX),
+                ("hw", "Hardware", Col.HW),
+                ("branch", "Branch", RunCol.BRANCH),
+                ("status", "Status", RunCol.STATUS),
+            )
+        ],
+        html.Div(
+            [
+                html.Label("Created from"),
+                dcc.Input(
+                    id=control("since", INDEX_CONTROL),
+                    type="date",
+                    value=view.since or None,
+                    debounce=True,
+                ),
+            ],
+            className="control",
+        ),
+        html.Div(
+            [
+                html.Label("to"),
+                dcc.Input(
+                    id=control("until", INDEX_CONTROL),
+                    type="date",
+                    value=view.until or None,
+                    debounce=True,
+                ),
+            ],
+            className="control",
+        ),
+    ]
+    return html.Div(
+        [
+            c.notes(notes),
+            html.Div(
+                [
+                    html.Div(
+                        [
+                            html.H2(f"Runs ({catalog.height} in {app.source.store.root})"),
+                            html.Span(c.export_links("runs", view.query()), id=Id.INDEX_EXPORTS),
+                        ],
+                        className="section-head",
+                    ),
+                    html.Div(filters, className="axis-row"),
+                    html.Div(
+                        html.Span("Tick runs to overlay or compare them.", className="muted small"),
+                        id=Id.INDEX_ACTIONS,
+                    ),
+                    _grid(table),
+                ],
+                className="card",
+            ),
+        ]
+    )
+
+
+def register(dash_app: Dash, app: AppContext) -> None:
+    """Filters write the URL and the grid; ticked runs become overlay and compare links."""
+
+    cb = IndexCallbacks(app)
+    dash_app.callback(
+        Output(Id.LOCATION, "search", allow_duplicate=True), Output(Id.INDEX_GRID, "rowData"), Output(Id.INDEX_EXPORTS, "children"),
+        Input(control(ALL, INDEX_CONTROL), "value"), State(control(ALL, INDEX_CONTROL), "id"), prevent_initial_call=True,
+    )(cb.on_filters)  # fmt: skip
+    dash_app.callback(
+        Output(Id.INDEX_ACTIONS, "children"),
+        Input(Id.INDEX_GRID, "selectedRows"),
+        prevent_initial_call=True,
+    )(cb.on_select)
+
+
+class IndexCallbacks:
+    """The index page's callbacks as plain methods."""
+
+    def __init__(self, app: AppContext) -> None:
+        self.app = app
+
+    def on_filters(self, values: list[Any], ids: list[dict[str, Any]]) -> tuple[Any, ...]:
+        """Filters write the URL and refill the grid."""
+        view, _ = IndexView.from_controls({i["field"]: v for i, v in zip(ids, values, strict=True)})
+        return (
+            "?" + view.query(),
+            grid_rows(self.app.source.index_table(view)),
+            c.export_links("runs", view.query()),
+        )
+
+    @staticmethod
+    def on_select(selected: list[dict[str, Any]] | None) -> Any:
+        """Ticked runs: overlay them, or compare two."""
+        ids = [str(r[RunCol.RUN_ID]) for r in selected or []]
+        if not ids:
+            return html.Span("Tick runs to overlay or compare them.", className="muted small")
+        links: list[Any] = [
+            html.A(f"overlay {len(ids)} run{'s' if len(ids) > 1 else ''} →", href=urls.runs(*ids))
+        ]
+        if len(ids) == 2:
+            links += [
+                " · ",
+                html.A(
+                    f"compare {ids[0]} (base) → {ids[1]} (candidate) →",
+                    href=urls.compare_runs(ids[0], ids[1]),
+                ),
+            ]
+        return html.Div(links, className="small")

@@ -1,0 +1,147 @@
+"""The launch panel of the run page: run the full sweep on the pruned list or on chosen points."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dash import ALL, Dash, Input, Output, State, dcc, html
+
+from dashboard import urls
+from dashboard.context import AppContext
+from dashboard.data import RunData
+from dashboard.ids import Id, control
+from dashboard.launching import default_options, launch_from_view
+from dashboard.state import JobsView, RunView
+from runner.errors import RunnerError
+from runner.plan import BACKENDS
+from runner.service import is_loopback
+
+
+def launch_state(app: AppContext) -> tuple[bool, str]:
+    """Whether the panel is usable, and why not."""
+    s = app.settings
+    if not s.launch_enabled:
+        return (
+            False,
+            "Launching is off. Start the server with PARETOLENS_LAUNCH_ENABLED=true and PARETOLENS_TOKEN=<secret> to enable it.",
+        )
+    if s.token is None and not is_loopback(s.host):
+        return (
+            False,
+            f"Launching is refused: the server listens on {s.host}, beyond localhost, and no PARETOLENS_TOKEN is set.",
+        )
+    return True, "Launching needs the app token (PARETOLENS_TOKEN) when one is set."
+
+
+def panel(app: AppContext, data: RunData, view: RunView) -> list[Any]:
+    """The launch form (disabled, with the reason, unless launching is configured)."""
+    enabled, why = launch_state(app)
+    n_kept = data.pruned.kept.height
+    form = html.Div(
+        [
+            html.Div(
+                [
+                    html.Label("What to run"),
+                    dcc.RadioItems(
+                        id=Id.LAUNCH_SOURCE,
+                        options=[
+                            {"label": f"the pruned list ({n_kept} points)", "value": "pruned"},
+                            {"label": "the points ticked in the Points tab", "value": "points"},
+                        ],
+                        value="pruned",
+                    ),
+                ],
+                className="control",
+            ),
+            html.Div(
+                [
+                    html.Label("Backend"),
+                    dcc.Dropdown(
+                        id=Id.LAUNCH_BACKEND, options=list(BACKENDS), value="local", clearable=False
+                    ),
+                ],
+                className="control",
+            ),
+            html.Div(
+                [
+                    html.Label("Token"),
+                    dcc.Input(
+                        id=Id.LAUNCH_TOKEN,
+                        type="password",
+                        autoComplete="off",
+                        placeholder="PARETOLENS_TOKEN",
+                    ),
+                ],
+                className="control",
+            ),
+            html.Button(
+                "Launch", id=Id.LAUNCH_BUTTON, className="btn primary", disabled=not enabled
+            ),
+        ],
+        className="inline-form",
+    )
+    return [
+        html.Div(why, className="notes" if not enabled else "muted small"),
+        form,
+        html.Div(
+            [
+                html.Label("Plan options (YAML)", className="control-label"),
+                dcc.Textarea(
+                    id=Id.LAUNCH_OPTIONS,
+                    value=default_options(app.source.store.root),
+                    style={
+                        "width": "100%",
+                        "height": "150px",
+                        "fontFamily": "monospace",
+                        "fontSize": "12px",
+                    },
+                ),
+            ]
+        ),
+        html.Div(id=Id.LAUNCH_RESULT),
+        html.Div(html.A("all jobs →", href=urls.jobs()), className="small"),
+    ]
+
+
+def register(dash_app: Dash, app: AppContext) -> None:
+    """The launch button."""
+
+    dash_app.callback(
+        Output(Id.LAUNCH_RESULT, "children"), Output(Id.LAUNCH_TOKEN, "value"),
+        Input(Id.LAUNCH_BUTTON, "n_clicks"),
+        State(Id.LAUNCH_SOURCE, "value"), State(Id.LAUNCH_BACKEND, "value"), State(Id.LAUNCH_OPTIONS, "value"),
+        State(Id.LAUNCH_TOKEN, "value"), State(Id.POINTS_GRID, "selectedRows"), State(control(ALL), "value"),
+        State(control(ALL), "id"), prevent_initial_call=True,
+    )(LaunchCallbacks(app).on_launch)  # fmt: skip
+
+
+class LaunchCallbacks:
+    """The launch button as a plain method."""
+
+    def __init__(self, app: AppContext) -> None:
+        self.app = app
+
+    def on_launch(
+        self, _n: int, what: str, backend: str, options: str, token: str | None,
+        selected: list[dict[str, Any]] | None, values: list[Any], ids: list[dict[str, Any]],
+    ) -> tuple[Any, str]:  # fmt: skip
+        """Launch, then clear the token field; a refusal says why."""
+        view, _ = RunView.from_controls({i["field"]: v for i, v in zip(ids, values, strict=True)})
+        points = [str(r.get("point_id")) for r in selected or []]
+        try:
+            job = launch_from_view(
+                self.app.source,
+                self.app.settings,
+                view,
+                what=what,
+                point_ids=points,
+                backend=backend,
+                options=options,
+                token=token or None,
+            )  # type: ignore[arg-type]
+        except (RunnerError, ValueError) as exc:
+            return html.Div(f"Not launched: {exc}", className="notes"), ""
+        return html.Div(
+            ["Launched job ", html.A(job, href=urls.jobs(JobsView(job=job))), "."],
+            className="small",
+        ), ""

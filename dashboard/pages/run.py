@@ -1,0 +1,281 @@
+"""The run page, `/inference?unofficialRun=<id>[,<id>...]`: frontier charts, verdicts, AL, deltas.
+
+The whole page, first chart included, is in the initial layout (no callback before the first
+draw). Every control writes the URL; callbacks parse the controls into a `RunView`, ask the data
+layer for the (cached) analysis and hand it to the figure builders.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
+from dash.exceptions import PreventUpdate
+
+from dashboard import components as c
+from dashboard import figures, urls
+from dashboard.context import AppContext
+from dashboard.data import RunData
+from dashboard.ids import Id, control
+from dashboard.pages import launch, missing
+from dashboard.pages import run_panels as p
+from dashboard.state import RunView
+from ingest.schema import RejectCol, RunCol
+
+TAB_BOXES = (
+    ("points", Id.POINTS_BOX),
+    ("al", Id.AL_BOX),
+    ("deltas", Id.DELTAS_BOX),
+    ("pruned", Id.PRUNED_BOX),
+    ("rejects", Id.REJECTS_BOX),
+    ("launch", Id.LAUNCH_BOX),
+)
+# The grids arrive right after the first chart is drawn (paretolens.js sets TABLES_READY), so
+# their JavaScript never delays the first point.
+LOADING = html.Div("loading the table…", className="muted small")
+
+
+def main_figure(data: RunData, view: RunView) -> figures.Figure:
+    """The throughput-vs-interactivity chart of a view."""
+    a = data.analysis
+    return figures.frontier_figure(
+        data.main_plane, a.arm_frontiers, a.group_frontiers, x=view.x, y=view.y, runs=view.runs,
+        arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
+        logx=view.logx, logy=view.logy, pinned=view.point, at=view.at,
+        title=f"{figures.axis_title(view.y).split(' (')[0]} vs {figures.axis_title(view.x).split(' (')[0]}",
+    )  # fmt: skip
+
+
+def second_figure(data: RunData, view: RunView) -> figures.Figure:
+    """The throughput-vs-latency chart of a view."""
+    a = data.second
+    return figures.frontier_figure(
+        data.second_plane, a.arm_frontiers, a.group_frontiers, x=view.x2, y=view.y, runs=view.runs,
+        arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
+        logx=view.logx, logy=view.logy, pinned=view.point, legend=False,
+        title=f"{figures.axis_title(view.y).split(' (')[0]} vs {figures.axis_title(view.x2).split(' (')[0]}",
+    )  # fmt: skip
+
+
+def placeholder(fig: figures.Figure) -> figures.Figure:
+    """A figure's frame without its traces: the second chart is filled in (client-side, from
+    SECOND_FIGURE) right after the first one is drawn, so its drawing never delays the first."""
+    return {"data": [], "layout": fig["layout"]}
+
+
+def page_notes(data: RunData, notes: list[str]) -> Any:
+    """URL values that were dropped, runs not in the store, points not drawn."""
+    msgs = list(notes)
+    msgs += [
+        f"run {r} is not in the store: it is left out (open its own page to fetch it)"
+        for r in data.missing
+    ]
+    msgs += data.not_drawn(data.main_plane)
+    return c.notes(msgs)
+
+
+def exports_bar(view: RunView) -> html.Div:
+    """Downloads of the page's main tables for the current view."""
+    q = view.query()
+    return html.Div(
+        [
+            c.export_links("points", q, label="Points"),
+            c.export_links("pruned", q, ("yaml", "txt", "json", "csv"), label="Pruned list"),
+        ],
+        className="small",
+        style={"display": "flex", "gap": "18px", "flexWrap": "wrap"},
+    )
+
+
+def banners(data: RunData, view: RunView) -> list[html.Div]:
+    """One banner per run, with its rejected files and rows."""
+    out = []
+    for i, run in enumerate(data.catalog.iter_rows(named=True)):
+        rid = run[RunCol.RUN_ID]
+        rest = tuple(r for r in view.runs if r != rid)
+        remove = urls.run(view.replace(runs=rest, hide=(), point=None)) if rest else None
+        rejects = data.rejects.filter(data.rejects.get_column(RejectCol.RUN_ID) == rid)
+        out.append(c.run_banner(run, rejects, i, remove))
+    return out
+
+
+def layout(app: AppContext, query: str) -> Any:
+    """The run page for a query string."""
+    view, notes = RunView.parse(query)
+    if not view.runs:
+        return missing.no_run()
+    data = app.source.run_data(view)
+    if len(data.missing) == len(view.runs):
+        return missing.layout(app, view)
+    run_opts = p.run_options(app.source.catalog(), view.runs)
+    main, second = main_figure(data, view), second_figure(data, view)
+    tokens = figures.trace_tokens(main)
+    tabs: list[tuple[str, Any, Id]] = [(name, LOADING, box) for name, box in TAB_BOXES]
+    tabs[-1] = ("launch", launch.panel(app, data, view), Id.LAUNCH_BOX)
+    return html.Div(
+        [
+            html.Div(page_notes(data, notes), id=Id.NOTES),
+            dcc.Store(id=Id.TRACE_TOKENS, data=tokens),
+            dcc.Store(id=Id.TABLES_READY),
+            dcc.Store(id=Id.SECOND_FIGURE, data=second),
+            dcc.Store(id=Id.TABLES_SHOWN),
+            *banners(data, view),
+            html.Div(
+                [
+                    p.sidebar(view, data),
+                    html.Div(
+                        [
+                            p.axis_row(view, run_opts),
+                            p.chart_card(Id.MAIN_CHART, main, Id.PNG_MAIN, Id.SVG_MAIN),
+                            html.Div(
+                                [
+                                    html.Div(p.at_readout(data, view), id=Id.AT_TABLE),
+                                    html.Div(exports_bar(view), id=Id.EXPORTS),
+                                ],
+                                className="card",
+                            ),
+                            html.Div(
+                                [
+                                    p.chart_card(
+                                        Id.SECOND_CHART,
+                                        placeholder(second),
+                                        Id.PNG_SECOND,
+                                        Id.SVG_SECOND,
+                                    ),
+                                    html.Div(
+                                        p.detail_panel(data, view), id=Id.DETAIL, className="card"
+                                    ),
+                                ],
+                                className="two-col",
+                            ),
+                            c.tabs(view.tab, tabs, {"deltas": p.ab_control(view)}),
+                        ]
+                    ),
+                ],
+                className="run-layout",
+            ),
+        ]
+    )
+
+
+def control_values(values: list[Any], ids: list[dict[str, Any]]) -> dict[str, Any]:
+    """Pattern-matched control values keyed by their URL-state field."""
+    return {i["field"]: v for i, v in zip(ids, values, strict=True)}
+
+
+class RunCallbacks:
+    """The run page's callbacks as plain methods (registered by `register`, called by tests)."""
+
+    def __init__(self, app: AppContext) -> None:
+        self.app = app
+
+    def on_controls(
+        self, values: list[Any], ids: list[dict[str, Any]], search: str | None
+    ) -> tuple[Any, ...]:
+        """Any control: write the URL, redraw both charts (a new run set reloads the page)."""
+        view, notes = RunView.from_controls(control_values(values, ids))
+        if view.runs != RunView.parse(search or "")[0].runs:
+            return no_update, urls.run(view.replace(hide=(), point=None)), *[no_update] * 5
+        data = self.app.source.run_data(view)
+        main, second = main_figure(data, view), second_figure(data, view)
+        tokens = figures.trace_tokens(main)
+        return (
+            "?" + view.query(),
+            no_update,
+            main,
+            second,
+            tokens,
+            exports_bar(view),
+            page_notes(data, notes),
+        )
+
+    def on_tables(
+        self, values: list[Any], ids: list[dict[str, Any]], _ready: Any, shown: str | None
+    ) -> tuple[Any, ...]:
+        """The table tabs, when what they show changed (or on first request after the chart)."""
+        view, _ = RunView.from_controls(control_values(values, ids))
+        key = view.data_key()
+        if key == shown:
+            raise PreventUpdate
+        d = self.app.source.run_data(view)
+        return (
+            p.points_body(d, view),
+            p.al_body(d, view),
+            p.deltas_body(d, view),
+            p.pruned_body(d, view),
+            p.rejects_body(d, view),
+            p.at_readout(d, view),
+            key,
+        )
+
+    def on_point(self, _point: str, values: list[Any], ids: list[dict[str, Any]]) -> list[Any]:
+        """The pinned-point panel."""
+        view, _ = RunView.from_controls(control_values(values, ids))
+        return p.detail_panel(self.app.source.run_data(view), view)
+
+    @staticmethod
+    def on_chart_click(click: dict[str, Any] | None) -> Any:
+        """Clicking a point pins it."""
+        return (
+            str(click["points"][0]["customdata"][0]) if click and click.get("points") else no_update
+        )
+
+    @staticmethod
+    def on_row_click(cell: dict[str, Any] | None) -> Any:
+        """Clicking a points-table row pins that point."""
+        return str((cell or {}).get("rowId") or "") or no_update
+
+    @staticmethod
+    def on_unpin(_n: int) -> str:
+        """The unpin button."""
+        return ""
+
+    @staticmethod
+    def on_legend(restyle: Any, tokens: list[str] | None, hidden: list[str] | None) -> list[str]:
+        """A legend click hides or shows an arm (and writes `hide=`)."""
+        return figures.hidden_after_restyle(restyle, tokens or [], hidden or [])
+
+
+def register(dash_app: Dash, app: AppContext) -> None:
+    """Register the run page's callbacks."""
+    cb = RunCallbacks(app)
+    controls = (Input(control(ALL), "value"), State(control(ALL), "id"))
+    point = Output(control("point"), "value", allow_duplicate=True)
+    dash_app.callback(
+        Output(Id.LOCATION, "search"), Output(Id.NAV, "href"), Output(Id.MAIN_CHART, "figure"),
+        Output(Id.SECOND_CHART, "figure"), Output(Id.TRACE_TOKENS, "data"), Output(Id.EXPORTS, "children"),
+        Output(Id.NOTES, "children"), *controls, State(Id.LOCATION, "search"), prevent_initial_call=True,
+    )(cb.on_controls)  # fmt: skip
+    dash_app.callback(
+        *[Output(box, "children") for _, box in TAB_BOXES[:-1]], Output(Id.AT_TABLE, "children"),
+        Output(Id.TABLES_SHOWN, "data"), *controls, Input(Id.TABLES_READY, "data"), State(Id.TABLES_SHOWN, "data"),
+        prevent_initial_call=True,
+    )(cb.on_tables)  # fmt: skip
+    dash_app.callback(
+        Output(Id.DETAIL, "children"), Input(control("point"), "value"), State(control(ALL), "value"),
+        State(control(ALL), "id"), prevent_initial_call=True,
+    )(cb.on_point)  # fmt: skip
+    for graph in (Id.MAIN_CHART, Id.SECOND_CHART):
+        dash_app.callback(point, Input(graph, "clickData"), prevent_initial_call=True)(
+            cb.on_chart_click
+        )
+    dash_app.callback(point, Input(Id.POINTS_GRID, "cellClicked"), prevent_initial_call=True)(
+        cb.on_row_click
+    )
+    dash_app.callback(point, Input(Id.UNPIN, "n_clicks"), prevent_initial_call=True)(cb.on_unpin)
+    dash_app.callback(
+        Output(control("hide"), "value"), Input(Id.MAIN_CHART, "restyleData"), State(Id.TRACE_TOKENS, "data"),
+        State(control("hide"), "value"), prevent_initial_call=True,
+    )(cb.on_legend)  # fmt: skip
+    dash_app.clientside_callback(
+        ClientsideFunction("paretolens", "secondFigure"), Output(Id.SECOND_CHART, "figure", allow_duplicate=True),
+        Input(Id.TABLES_READY, "data"), State(Id.SECOND_FIGURE, "data"), prevent_initial_call=True,
+    )  # fmt: skip
+    c.register_chart_downloads(
+        dash_app,
+        (
+            (Id.PNG_MAIN, Id.SVG_MAIN, Id.MAIN_CHART),
+            (Id.PNG_SECOND, Id.SVG_SECOND, Id.SECOND_CHART),
+        ),
+    )
+    launch.register(dash_app, app)

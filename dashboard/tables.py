@@ -1,0 +1,188 @@
+"""Named tables: what the grids show and the exports serve, with a unit for every column.
+
+Every table is built from a `RunData` or `CompareData`, so a grid and its CSV/JSON/Parquet
+download are the same frame. Canonical columns take their unit and description from
+`ingest.schema`; the derived columns of analysis tables (`<metric>_baseline`, `*_delta_pct`, the
+plane's `x`/`y`) get theirs here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from analysis import pruned_table
+from dashboard.state import CompareView, RunView
+from ingest.schema import SPECS, Col
+from runner import service
+
+if TYPE_CHECKING:
+    from dashboard.data import CompareData, RunData
+    from dashboard.state import JobsView
+    from ingest.store import Store
+
+
+# The display name of an arm in a view (its label, disambiguated; see data.arm_names).
+ARM_NAME = "arm_name"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A named table as the grids and the exports see it (columns in order)."""
+
+    name: str
+    title: str
+    frame: pl.DataFrame
+    units: dict[str, str] = field(default_factory=dict)
+
+    def unit(self, col: str) -> str:
+        """Unit of a column: the schema's for canonical columns, else the table's own."""
+        if col in self.units:
+            return self.units[col]
+        try:
+            return SPECS[Col(col)].unit
+        except ValueError:
+            return ""
+
+    def header(self, col: str) -> str:
+        """'p99_ttft (s)': the column with its unit."""
+        u = self.unit(col)
+        return f"{col} ({u})" if u else col
+
+    def description(self, col: str) -> str:
+        """What a column means (schema description for canonical columns)."""
+        try:
+            return SPECS[Col(col)].description
+        except ValueError:
+            return _EXTRA_DESCRIPTIONS.get(col, "")
+
+
+_EXTRA_DESCRIPTIONS = {
+    "verdict": "frontier | dominated | post_cliff | invalid, on the page's x/y plane",
+    "reason": "why the point got its verdict",
+    "on_arm_frontier": "on its own arm's frontier",
+    "knee_conc": "concurrency at which the arm's throughput stops rising",
+    "keep_reason": "why the point is kept for the full sweep",
+    "kept": "kept for the full sweep",
+    ARM_NAME: "arm label with the identity fields that tell this view's arms apart",
+}
+
+
+_AL_NAMES = ("al_expected", "al_pinned", "al_golden", "tolerance")
+_SIDES = ("_baseline", "_treatment", "_base", "_candidate")
+
+
+def derived_units(frame: pl.DataFrame, view: RunView | CompareView) -> dict[str, str]:
+    """Units of an analysis table's derived columns: `*_pct` is %, `<metric>_baseline` (and
+    _treatment, _base, _candidate) the metric's unit, `x`/`y`/`x_lo`/`x_hi`/`matched_x` the
+    view's axes, `area_*` y-unit x x-unit, AL expectations tokens/step."""
+    ux, uy = SPECS[Col(view.x)].unit, SPECS[Col(view.y)].unit
+    axes = {"x": ux, "y": uy, "x_lo": ux, "x_hi": ux, "matched_x": ux}
+    out: dict[str, str] = {}
+    for c in frame.columns:
+        stem = next((c.removesuffix(s) for s in _SIDES if c.endswith(s)), None)
+        if c.endswith("_pct"):
+            out[c] = "%"
+        elif c in axes:
+            out[c] = axes[c]
+        elif c.startswith("area_"):
+            out[c] = f"{uy} x {ux}"
+        elif c in _AL_NAMES:
+            out[c] = SPECS[Col.AL_MEASURED].unit
+        elif stem is not None and stem in SPECS:
+            out[c] = SPECS[Col(stem)].unit
+    return out
+
+
+def _table(name: str, title: str, frame: pl.DataFrame, view: RunView | CompareView) -> Table:
+    return Table(name, title, frame, derived_units(frame, view))
+
+
+TABLES: dict[str, Callable[[RunData], Table]] = {
+    "points": lambda d: _table(
+        "points", "Points with verdicts", d.verdict_points.drop(Col.INGESTED_AT), d.view
+    ),
+    "al": lambda d: _table("al", "Acceptance-length checks", d.acceptance, d.view),
+    "deltas": lambda d: _table(
+        "deltas", f"A/B deltas on {d.view.ab} at equal concurrency", d.deltas.table, d.view
+    ),
+    "deltas_frontier": lambda d: _table(
+        "deltas_frontier", "Frontier delta at matched x", d.deltas.frontier, d.view
+    ),
+    "at": lambda d: _table("at", f"Arms at {d.view.x} = {d.view.at}", d.at_target, d.view),
+    "pruned": lambda d: _table(
+        "pruned", "Pruned list (kept and dropped)", pruned_table(d.pruned), d.view
+    ),
+    "rejects": lambda d: _table("rejects", "Rejected files and rows", d.rejects, d.view),
+}
+
+
+def _only(c: CompareData) -> pl.DataFrame:
+    return pl.concat(
+        [
+            c.comparison.only_in_base.with_columns(pl.lit("base").alias("only_in")),
+            c.comparison.only_in_candidate.with_columns(pl.lit("candidate").alias("only_in")),
+        ],
+        how="diagonal_relaxed",
+    )
+
+
+COMPARE_TABLES: dict[str, Callable[[CompareData], Table]] = {
+    "uplift": lambda c: _table("uplift", "Frontier uplift per arm", c.comparison.arms, c.view),
+    "compare_points": lambda c: _table(
+        "compare_points", "Per-conc deltas", c.comparison.points, c.view
+    ),
+    "unmatched": lambda c: _table("unmatched", "Arms in only one run", _only(c), c.view),
+}
+
+
+KEY_POINT_COLUMNS: tuple[str, ...] = (
+    Col.RUN_ID,
+    Col.ARM_LABEL,
+    Col.CONC,
+    "verdict",
+    Col.TPUT_PER_GPU,
+    Col.OUTPUT_TPUT_PER_GPU,
+    Col.MEDIAN_INTVTY,
+    Col.P90_INTVTY,
+    Col.MEDIAN_E2EL,
+    Col.P90_TTFT,
+    Col.AL_MEASURED,
+    Col.NUM_REQUESTS_SUCCESSFUL,
+    Col.ERROR_RATE,
+    Col.HW,
+    Col.PRECISION,
+    Col.FRAMEWORK,
+    Col.SPEC_DECODING,
+    Col.KV_OFFLOADING,
+    "reason",
+)
+
+
+def jobs_table(store: Store, view: JobsView) -> Table:
+    """Every job (or, with `job=`, the points of one job) as the jobs page lists them."""
+    if view.job:
+        st = service.get_job(store, view.job)
+        rows = [
+            {"job": st.id, "point_id": p.point_id, "label": p.label, "conc": p.conc, "state": p.state.value,
+             "attempt": p.attempt, "elapsed_s": p.elapsed_s(), "exit_code": p.exit_code, "reason": p.reason,
+             "rows_accepted": p.rows_accepted, "rows_rejected": p.rows_rejected}
+            for p in st.record.points
+        ]  # fmt: skip
+        return Table(
+            "jobs",
+            f"Points of job {st.id}",
+            pl.DataFrame(rows, infer_schema_length=None),
+            {"elapsed_s": "s"},
+        )
+    rows = [
+        {"job": st.id, "plan": st.record.plan.name, "backend": st.record.backend, "state": st.state.value,
+         "done": st.done, "total": st.total, "created_at": st.record.created_at, "run_id": st.record.run_id}
+        for st in service.list_jobs(store)
+    ]  # fmt: skip
+    schema = {"job": pl.String, "plan": pl.String, "backend": pl.String, "state": pl.String, "done": pl.Int64,
+              "total": pl.Int64, "created_at": pl.Datetime("us", "UTC"), "run_id": pl.String}  # fmt: skip
+    return Table("jobs", "Jobs", pl.DataFrame(rows, schema=schema))

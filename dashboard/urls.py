@@ -1,0 +1,114 @@
+"""The one URL helper: every link the app renders is built here (datasette's `Urls`).
+
+Pages and exports take the same query string, so an export link is the page's own query behind
+`/export/<table>.<fmt>`.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlencode, urlsplit
+
+from dashboard.state import CompareView, IndexView, JobsView, RunView
+
+RUN_PATH = "/inference"
+POINTS_PATH = "/points"
+COMPARE_PATH = "/compare"
+JOBS_PATH = "/jobs"
+INDEX_PATH = "/"
+EXPORT_PREFIX = "/export/"
+API_PREFIX = "/api/"
+
+EXPORT_FORMATS = ("csv", "json", "parquet")
+PRUNED_FORMATS = ("yaml", "txt", "json", "csv", "parquet")
+
+
+def _with(path: str, query: str) -> str:
+    return f"{path}?{query}" if query else path
+
+
+def index(view: IndexView | None = None) -> str:
+    """The runs index."""
+    return _with(INDEX_PATH, view.query() if view else "")
+
+
+def run(view: RunView) -> str:
+    """The run page of a view."""
+    return _with(RUN_PATH, view.query())
+
+
+def runs(*run_ids: str) -> str:
+    """The run page of some runs with every other setting at its default."""
+    return run(RunView(runs=tuple(run_ids)))
+
+
+def points(view: RunView) -> str:
+    """The full points table of a view's runs (same filters)."""
+    return _with(POINTS_PATH, view.query())
+
+
+def compare(view: CompareView) -> str:
+    """The compare page."""
+    return _with(COMPARE_PATH, view.query())
+
+
+def compare_runs(base: str, candidate: str) -> str:
+    """The compare page of two runs with default axes."""
+    return compare(CompareView(base=base, candidate=candidate))
+
+
+def jobs(view: JobsView | None = None) -> str:
+    """The jobs page (one job when `view.job` is set)."""
+    return _with(JOBS_PATH, view.query() if view else "")
+
+
+def export(table: str, fmt: str, query: str) -> str:
+    """An export of one table in one format, for a page's query string."""
+    return _with(f"{EXPORT_PREFIX}{quote(table)}.{quote(fmt)}", query.lstrip("?"))
+
+
+def api_fetch(run_id: str) -> str:
+    """POST route that fetches a GitHub run into the store."""
+    return f"{API_PREFIX}fetch/{quote(run_id, safe='')}"
+
+
+def api_fetch_status(run_id: str) -> str:
+    """GET route with the progress of a fetch."""
+    return f"{API_PREFIX}fetch/{quote(run_id, safe='')}/status"
+
+
+def api_launch() -> str:
+    """POST route that launches a plan."""
+    return f"{API_PREFIX}launch"
+
+
+def api_cancel(job_id: str) -> str:
+    """POST route that cancels a job."""
+    return f"{API_PREFIX}jobs/{quote(job_id, safe='')}/cancel"
+
+
+def with_query(url: str, **params: str) -> str:
+    """An external URL with extra query parameters."""
+    sep = "&" if urlsplit(url).query else "?"
+    return f"{url}{sep}{urlencode(params)}"
+
+
+def safe_href(url: object) -> str | None:
+    """`url` when it is an http(s) link (from a result file or the API), else None."""
+    if not isinstance(url, str):
+        return None
+    parts = urlsplit(url.strip())
+    return url.strip() if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def github_commit(repo: object, sha: object) -> str | None:
+    """Link to a commit on GitHub, when both parts look right."""
+    if not (isinstance(repo, str) and isinstance(sha, str)):
+        return None
+    if not all(
+        part.replace("-", "").replace("_", "").replace(".", "").isalnum()
+        for part in repo.split("/")
+    ):
+        return None
+    if repo.count("/") != 1 or not sha.isalnum():
+        return None
+    return f"https://github.com/{repo}/commit/{sha}"

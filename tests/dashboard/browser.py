@@ -1,0 +1,87 @@
+"""Small selenium helpers for the browser tests (waits, Dash 4 dropdowns, console errors)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+T = TypeVar("T")
+TIMEOUT = 30.0
+
+
+def wait(driver: Any, check: Callable[[Any], T], timeout: float = TIMEOUT) -> T:
+    """Wait until `check(driver)` is truthy and return it."""
+    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: check(d) or False)  # type: ignore[no-any-return]
+
+
+def console_errors(driver: Any) -> list[str]:
+    """Browser console errors since the last call (the log is drained)."""
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def open_page(driver: Any, url: str) -> None:
+    """Load a page and wait for Dash to render it."""
+    driver.get(url)
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#page > *"))
+
+
+def chart_points(driver: Any, graph: str = "main-chart") -> int:
+    """How many scatter points a chart has drawn."""
+    return len(driver.find_elements(By.CSS_SELECTOR, f"#{graph} .scatterlayer .point"))
+
+
+def wait_chart(driver: Any, graph: str = "main-chart") -> int:
+    """Wait until a chart has drawn points."""
+    return wait(driver, lambda d: chart_points(d, graph))
+
+
+def legend(driver: Any, graph: str = "main-chart") -> list[str]:
+    """The legend entries of a chart."""
+    return [
+        e.text
+        for e in driver.find_elements(By.CSS_SELECTOR, f"#{graph} .legend .traces .legendtext")
+    ]
+
+
+def axis_title(driver: Any, axis: str = "y", graph: str = "main-chart") -> str:
+    """An axis title of a chart."""
+    found = driver.find_elements(By.CSS_SELECTOR, f"#{graph} .g-{axis}title text")
+    return str(found[0].text) if found else ""
+
+
+def pick(driver: Any, field: str, value: str, kind: str = "control") -> None:
+    """Choose `value` in the Dash dropdown of a URL-state field (toggles it for multi-selects)."""
+    driver.find_element(By.CSS_SELECTOR, f"#ctl-{kind}-{field} button.dash-dropdown").click()
+    option = wait(
+        driver,
+        lambda d: d.find_elements(
+            By.CSS_SELECTOR, f'.dash-dropdown-content [role=option] input[value="{value}"]'
+        ),
+    )[0]
+    driver.execute_script("arguments[0].closest('[role=option]').click()", option)
+    ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+
+
+def click_at(driver: Any, element: Any) -> None:
+    """A real mouse move and click at an element's centre (plotly listens on its drag layer)."""
+    ActionChains(driver).move_to_element(element).pause(0.2).click().perform()
+
+
+def downloaded(folder: Path, name: str, timeout: float = TIMEOUT) -> Path:
+    """Wait for a finished download."""
+    target = folder / name
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if target.exists() and not list(folder.glob("*.crdownload")):
+            return target
+        time.sleep(0.1)
+    raise AssertionError(
+        f"{name} was not downloaded into {folder}: {sorted(p.name for p in folder.iterdir())}"
+    )

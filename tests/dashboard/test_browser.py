@@ -1,0 +1,203 @@
+"""Real-browser tests in headless Debian chromium: index -> run page -> axis, filter, download,
+pin, legend -> compare; fetching a missing run; launching with and without the token."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from pydantic import SecretStr
+from selenium.webdriver.common.by import By
+
+from dashboard.app import create_app
+from ingest.store import Store
+from paretolens.settings import Settings
+from runner import service
+
+from ..ingest.github_replay import Replay, serve
+from .browser import (
+    axis_title,
+    chart_points,
+    click_at,
+    console_errors,
+    downloaded,
+    legend,
+    open_page,
+    pick,
+    wait,
+    wait_chart,
+)
+from .conftest import TOKEN, serving
+from .test_security import GH_RUN, _github
+
+pytestmark = pytest.mark.browser
+
+DRAM_ARMS = ["TP4 EP4 | no spec | kv dram", "TP8 EP8 | no spec | kv dram"]
+
+
+def _query(driver: Any) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(driver.current_url).query)
+
+
+def test_index_lists_the_runs_and_opens_a_run_page(driver: Any, live_url: str) -> None:
+    console_errors(driver)
+    open_page(driver, f"{live_url}/")
+    link = wait(
+        driver,
+        lambda d: d.find_elements(
+            By.CSS_SELECTOR, '#index-grid a[href="/inference?unofficialRun=dsr1"]'
+        ),
+    )[0]
+    names = {a.text for a in driver.find_elements(By.CSS_SELECTOR, "#index-grid a")}
+    assert names == {"29003473063", "29337493492", "dsr1", "dsr1-rerun", "mtp"}
+    link.click()
+    assert wait_chart(driver) == 44
+    assert legend(driver) == [
+        "TP4 EP4 | no spec | kv dram",
+        "TP4 EP4 | no spec | kv none",
+        "TP8 EP8 | no spec | kv dram",
+        "TP8 EP8 | no spec | kv none",
+        "group envelope",
+    ]
+    assert "DeepSeek-R1 B200 offload on/off" in driver.find_element(By.CSS_SELECTOR, ".banner").text
+    assert console_errors(driver) == []
+
+
+def test_switch_an_axis_and_a_filter_then_download_the_csv(
+    driver: Any, live_url: str, browser_downloads: Path
+) -> None:
+    open_page(driver, f"{live_url}/inference?unofficialRun=dsr1")
+    wait_chart(driver)
+    pick(driver, "y", "output_tput_per_gpu")
+    wait(driver, lambda d: _query(d).get("y") == ["output_tput_per_gpu"])
+    wait(driver, lambda d: axis_title(d) == "Output tok/s/GPU (tok/s/GPU)")
+    pick(driver, "offload", "dram")
+    wait(driver, lambda d: _query(d).get("offload") == ["dram"])
+    wait(driver, lambda d: legend(d) == [*DRAM_ARMS, "group envelope"])
+    assert chart_points(driver) == 21
+    href = "/export/points.csv?unofficialRun=dsr1&y=output_tput_per_gpu&offload=dram"
+    link = wait(
+        driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'#points-box a[href="{href}"]')
+    )[0]
+    link.click()
+    rows = list(
+        csv.DictReader(
+            io.StringIO(downloaded(browser_downloads, "paretolens_points_dsr1.csv").read_text())
+        )
+    )
+    assert len(rows) == 21 and {r["kv_offloading"] for r in rows} == {"dram"}
+    assert "output_tput_per_gpu (tok/s/GPU)" in rows[0] and "p90_ttft (s)" in rows[0]
+    # The address is the view: reloading it reproduces the axis and the filter.
+    driver.refresh()
+    wait_chart(driver)
+    assert (
+        legend(driver) == [*DRAM_ARMS, "group envelope"]
+        and axis_title(driver) == "Output tok/s/GPU (tok/s/GPU)"
+    )
+    assert console_errors(driver) == []
+
+
+def test_clicking_a_point_pins_it_and_the_legend_hides_an_arm(driver: Any, live_url: str) -> None:
+    open_page(driver, f"{live_url}/inference?unofficialRun=dsr1&frontier=1")
+    wait_chart(driver)
+    point = driver.find_elements(By.CSS_SELECTOR, "#main-chart .scatterlayer .point")[0]
+    click_at(driver, point)
+    wait(driver, lambda d: "point" in _query(d))
+    detail = wait(
+        driver,
+        lambda d: (
+            "Every column" in d.find_element(By.ID, "detail").text
+            and d.find_element(By.ID, "detail").text
+        ),
+    )
+    assert "why:" in detail and "p90_ttft (s)" in detail
+    entry = next(
+        e
+        for e in driver.find_elements(By.CSS_SELECTOR, "#main-chart .legend .traces")
+        if e.text == "TP4 EP4 | no spec | kv none"
+    )
+    click_at(driver, entry.find_element(By.CSS_SELECTOR, ".legendtoggle"))
+    hidden = wait(driver, lambda d: _query(d).get("hide"))
+    assert hidden == ["b62ed87d0d83937d~dsr1"]
+    assert console_errors(driver) == []
+
+
+def test_the_compare_page_shows_uplift_and_the_pr_markdown(driver: Any, live_url: str) -> None:
+    open_page(driver, f"{live_url}/compare?base=dsr1&candidate=dsr1-rerun")
+    assert wait_chart(driver, "compare-chart") == 88
+    md = driver.find_element(By.ID, "compare-markdown-text").text
+    assert md.startswith("### paretolens compare: `dsr1` → `dsr1-rerun`")
+    cells = wait(
+        driver, lambda d: d.find_elements(By.CSS_SELECTOR, '#uplift-grid [col-id="uplift_pct"]')
+    )
+    assert {c.text for c in cells[1:]} == {"0"}
+    assert console_errors(driver) == []
+
+
+def test_a_missing_run_is_fetched_with_visible_progress(driver: Any, tmp_path: Path) -> None:
+    with serve(Replay()) as blobs, serve(Replay()) as api:
+        _github(api, blobs)
+        settings = Settings(
+            store=tmp_path / "s",
+            host="127.0.0.1",
+            token=None,
+            github_token=SecretStr("ghp_x"),
+            github_api_url=api.url,
+            launch_enabled=False,
+        )
+        with serving(create_app(Store(tmp_path / "s"), settings)) as url:
+            open_page(driver, f"{url}/inference?unofficialRun={GH_RUN}")
+            assert f"Run {GH_RUN} not in the store" in driver.find_element(By.ID, "page").text
+            assert wait_chart(driver) == 5  # the page reloads itself once the run is in
+            assert (
+                "explore/glm52-h200-agentx-pp-pareto"
+                in driver.find_element(By.CSS_SELECTOR, ".banner").text
+            )
+    assert console_errors(driver) == []
+
+
+def test_launching_needs_the_token(
+    driver: Any, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(service, "spawn_worker", lambda *a, **kw: None)
+    own = Store(tmp_path / "s")
+    (own.root / "points").mkdir(parents=True)
+    shutil.copy(store.points_dir / "run=29003473063.parquet", own.points_dir)
+    shutil.copy(store.runs_path, own.runs_path)
+    (own.root / "launch-options.yaml").write_text("commands: {script: [bash, run_point.sh]}\n")
+    settings = Settings(
+        store=own.root,
+        host="127.0.0.1",
+        token=SecretStr(TOKEN),
+        github_token=None,
+        launch_enabled=True,
+    )
+    with serving(create_app(own, settings)) as url:
+        open_page(driver, f"{url}/inference?unofficialRun=29003473063&tab=launch")
+        box = driver.find_element(By.ID, "launch-token")
+        for attempt in ("wrong-token", TOKEN):
+            box.clear()
+            box.send_keys(attempt)
+            driver.find_element(By.ID, "launch-button").click()
+            expected = "wrong or missing launch token" if attempt != TOKEN else "Launched job j-"
+            result = wait(
+                driver,
+                lambda d, e=expected: (
+                    e in d.find_element(By.ID, "launch-result").text
+                    and d.find_element(By.ID, "launch-result").text
+                ),
+            )
+            assert TOKEN not in result and box.get_attribute("value") == ""
+        job = service.list_jobs(own)[0]
+        assert sorted(p.conc for p in job.record.points) == [1, 4, 8]
+        driver.find_element(By.CSS_SELECTOR, "#launch-result a").click()
+        wait(driver, lambda d: job.id in d.find_element(By.ID, "job-detail").text)
+        assert "0/3 points done" in driver.find_element(By.ID, "job-detail").text
+    errors = console_errors(driver)
+    assert errors == [], json.dumps(errors)

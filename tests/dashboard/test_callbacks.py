@@ -1,0 +1,133 @@
+"""Callbacks are plain methods: call them with what the browser would send."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dash import html, no_update
+from dash.exceptions import PreventUpdate
+
+from dashboard.context import AppContext
+from dashboard.ids import COMPARE_CONTROL, CONTROL, INDEX_CONTROL
+from dashboard.pages.compare import CompareCallbacks
+from dashboard.pages.index import IndexCallbacks
+from dashboard.pages.jobs import JobsCallbacks
+from dashboard.pages.launch import LaunchCallbacks
+from dashboard.pages.missing import FetchCallbacks
+from dashboard.pages.run import RunCallbacks
+from dashboard.state import CompareView, IndexView, RunView
+
+
+def _controls(
+    values: dict[str, Any], kind: str = CONTROL
+) -> tuple[list[Any], list[dict[str, str]]]:
+    return list(values.values()), [{"type": kind, "field": k} for k in values]
+
+
+def _text(node: Any) -> str:
+    """Every text child of a component tree."""
+    if isinstance(node, str | int | float):
+        return str(node)
+    if isinstance(node, list | tuple):
+        return " ".join(_text(n) for n in node)
+    children = getattr(node, "children", None)
+    return _text(children) if children is not None else ""
+
+
+def test_an_axis_switch_writes_the_url_and_redraws(ctx: AppContext) -> None:
+    view = RunView(runs=("dsr1",))
+    values, ids = _controls(view.replace(y="output_tput_per_gpu").controls())
+    search, nav, main, second, tokens, exports, _notes = RunCallbacks(ctx).on_controls(
+        values, ids, "?unofficialRun=dsr1"
+    )
+    assert search == "?unofficialRun=dsr1&y=output_tput_per_gpu" and nav is no_update
+    assert main["layout"]["yaxis"]["title"]["text"] == "Output tok/s/GPU (tok/s/GPU)"
+    assert second["layout"]["yaxis"]["title"] == main["layout"]["yaxis"]["title"]
+    assert tokens[0] == "envelope~dsr1" and len(tokens) == len(main["data"])
+    assert "/export/points.csv?unofficialRun=dsr1&y=output_tput_per_gpu" in str(exports)
+
+
+def test_a_filter_narrows_the_charts(ctx: AppContext) -> None:
+    values, ids = _controls(RunView(runs=("dsr1",), offload=("dram",)).controls())
+    search, *_rest = RunCallbacks(ctx).on_controls(values, ids, "?unofficialRun=dsr1")
+    main = _rest[1]
+    assert search == "?unofficialRun=dsr1&offload=dram"
+    names = {t["name"] for t in main["data"] if "markers" in t["mode"]}
+    assert names == {"TP4 EP4 | no spec | kv dram", "TP8 EP8 | no spec | kv dram"}
+
+
+def test_a_new_run_set_navigates(ctx: AppContext) -> None:
+    values, ids = _controls(RunView(runs=("dsr1", "dsr1-rerun"), hide=("x~dsr1",)).controls())
+    out = RunCallbacks(ctx).on_controls(values, ids, "?unofficialRun=dsr1")
+    assert out[:2] == (no_update, "/inference?unofficialRun=dsr1,dsr1-rerun")
+
+
+def test_tables_update_only_when_what_they_show_changes(ctx: AppContext) -> None:
+    cb = RunCallbacks(ctx)
+    view = RunView(runs=("dsr1",), at=40.0)
+    values, ids = _controls(view.controls())
+    *bodies, at, key = cb.on_tables(values, ids, 1, None)
+    assert key == view.data_key()
+    assert "TP4 EP4 | no spec | kv dram" in _text(at) and "2,373.3 tok/s/GPU" in _text(at)
+    assert "8 of 44 points kept in 4 arms" in _text(bodies[3])
+    with pytest.raises(PreventUpdate):
+        cb.on_tables(*_controls(view.replace(logx=True, tab="al").controls()), 2, key)
+
+
+def test_clicking_a_point_pins_it_with_every_column(ctx: AppContext) -> None:
+    data = ctx.source.run_data(RunView(runs=("dsr1",)))
+    row = data.verdict_points.row(0, named=True)
+    click = {"points": [{"customdata": [row["point_id"], "dsr1"]}]}
+    assert RunCallbacks.on_chart_click(click) == row["point_id"]
+    assert RunCallbacks.on_chart_click(None) is no_update
+    assert RunCallbacks.on_row_click({"rowId": row["point_id"]}) == row["point_id"]
+    values, ids = _controls(RunView(runs=("dsr1",), point=row["point_id"]).controls())
+    text = _text(RunCallbacks(ctx).on_point(row["point_id"], values, ids))
+    assert row["arm_label"] in text and row["verdict"] in text and "p90_ttft (s)" in text
+    assert "no server-metric time series" in text
+
+
+def test_legend_clicks_write_hidden_arms() -> None:
+    assert RunCallbacks.on_legend(
+        [{"visible": ["legendonly"]}, [1]], ["envelope~r", "a~r"], []
+    ) == ["a~r"]
+
+
+def test_index_filters_and_selection(ctx: AppContext) -> None:
+    cb = IndexCallbacks(ctx)
+    search, rows, _exports = cb.on_filters(
+        *_controls(IndexView(q="dsr1").controls(), INDEX_CONTROL)
+    )
+    assert search == "?q=dsr1" and [r["run_id"] for r in rows] == ["dsr1-rerun", "dsr1"]
+    assert rows[0]["_href"] == "/inference?unofficialRun=dsr1-rerun"
+    links = str(cb.on_select([{"run_id": "dsr1"}, {"run_id": "dsr1-rerun"}]))
+    assert (
+        "/compare?base=dsr1&candidate=dsr1-rerun" in links
+        and "/inference?unofficialRun=dsr1,dsr1-rerun" in links
+    )
+
+
+def test_compare_controls_write_the_url(ctx: AppContext) -> None:
+    view = CompareView(base="dsr1", candidate="dsr1-rerun", logy=True)
+    search, body = CompareCallbacks(ctx).on_compare(*_controls(view.controls(), COMPARE_CONTROL))
+    assert search == "?base=dsr1&candidate=dsr1-rerun&logy=1"
+    assert "paretolens compare: `dsr1` → `dsr1-rerun`" in _text(body)
+
+
+def test_fetch_refused_when_off(ctx: AppContext) -> None:
+    log, stop, state = FetchCallbacks(ctx).on_start(1, ["29820102138"], None)
+    assert (stop, state) == (True, "refused") and "no GitHub token" in log
+
+
+def test_launch_refused_when_off(ctx: AppContext) -> None:
+    values, ids = _controls(RunView(runs=("dsr1",)).controls())
+    result, token = LaunchCallbacks(ctx).on_launch(
+        1, "pruned", "local", "", "guess", None, values, ids
+    )
+    assert token == "" and "Not launched: launching is disabled" in _text(result)
+
+
+def test_jobs_tick_lists_jobs(ctx: AppContext) -> None:
+    table, detail = JobsCallbacks(ctx).on_tick(1, "")
+    assert "No jobs yet" in _text(table) and isinstance(detail, html.Div)

@@ -1,0 +1,207 @@
+"""Figure builders as plain functions over the real fixture analysis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from dashboard import figures
+from dashboard.data import DataSource, RunData
+from dashboard.pages.run import main_figure
+from dashboard.state import RunView
+from dashboard.tables import ARM_NAME
+from ingest.schema import Col, SeriesCol
+
+DSR1 = RunView(runs=("dsr1",))
+ARMS = [
+    "TP4 EP4 | no spec | kv dram",
+    "TP4 EP4 | no spec | kv none",
+    "TP8 EP8 | no spec | kv dram",
+    "TP8 EP8 | no spec | kv none",
+]
+
+
+def _run(source: DataSource, view: RunView = DSR1) -> RunData:
+    return source.run_data(view)
+
+
+class _T:
+    """Attribute access to a trace or layout dict (a missing key reads as None)."""
+
+    def __init__(self, d: dict[str, Any]) -> None:
+        self.__dict__["d"] = d
+
+    def __getattr__(self, name: str) -> Any:
+        v = self.d.get(name)
+        return _T(v) if isinstance(v, dict) else v
+
+
+def _data(fig: dict[str, Any]) -> list[_T]:
+    return [_T(t) for t in fig["data"]]
+
+
+def _layout(fig: dict[str, Any]) -> _T:
+    return _T(fig["layout"])
+
+
+def _points(fig: dict[str, Any]) -> list[_T]:
+    return [t for t in _data(fig) if t.mode and "markers" in t.mode and t.meta not in ("pinned",)]
+
+
+def test_one_point_trace_and_one_frontier_line_per_arm_plus_the_envelope(
+    source: DataSource,
+) -> None:
+    fig = main_figure(_run(source), DSR1)
+    assert [t.name for t in _points(fig)] == ARMS
+    lines = [t for t in _data(fig) if t.mode == "lines"]
+    assert [t.name for t in lines] == ["group envelope", *ARMS]
+    assert sum(len(t.x) for t in _points(fig)) == 44
+    assert _layout(fig).xaxis.title.text == "Interactivity, median (tok/s/user)"
+    assert _layout(fig).yaxis.title.text == "Total tok/s/GPU (tok/s/GPU)"
+
+
+def test_verdicts_set_opacity_and_shape(source: DataSource) -> None:
+    fig = main_figure(_run(source), DSR1)
+    seen = set()
+    for trace in _points(fig):
+        for verdict_text, symbol, opacity in zip(
+            (c[4] for c in trace.customdata), trace.marker.symbol, trace.marker.opacity, strict=True
+        ):
+            seen.add((verdict_text, symbol, opacity))
+    assert ("frontier", "circle", 1.0) in seen
+    assert ("dominated", "circle", 0.35) in seen
+    assert ("post_cliff", "circle-open", 0.9) in seen
+
+
+def test_concurrency_labels_and_hover_carry_config_requests_and_al(source: DataSource) -> None:
+    trace = _points(main_figure(_run(source), DSR1))[0]
+    assert list(trace.text) == [str(c[3]) for c in trace.customdata]
+    assert (
+        "requests ok/total" in trace.hovertemplate and "AL: %{customdata[8]}" in trace.hovertemplate
+    )
+    assert trace.customdata[0][8] == "not measured"
+    assert "b200 · vllm · fp4 · 4 GPUs" in trace.customdata[0][9]
+
+
+def test_hidden_arms_stay_in_the_legend_as_legend_only(source: DataSource) -> None:
+    arm = _run(source).facets["arm"][0].value
+    fig = main_figure(_run(source), DSR1.replace(hide=(figures.token(arm, "dsr1"),)))
+    hidden = {t.name for t in _data(fig) if t.visible == "legendonly"}
+    assert hidden == {ARMS[0]}
+
+
+def test_hide_non_frontier_keeps_only_frontier_points(source: DataSource) -> None:
+    fig = main_figure(_run(source), DSR1.replace(frontier_only=True))
+    drawn = [c[4] for t in _points(fig) for c in t.customdata]
+    assert drawn and set(drawn) <= {"frontier", "dominated"}
+    assert len(drawn) < 44
+
+
+def test_log_axes_target_line_and_pinned_ring(source: DataSource) -> None:
+    pid = _run(source).points.get_column(Col.POINT_ID)[0]
+    fig = main_figure(_run(source), DSR1.replace(logx=True, logy=True, at=40.0, point=pid))
+    assert (_layout(fig).xaxis.type, _layout(fig).yaxis.type) == ("log", "log")
+    assert _layout(fig).shapes[0]["x0"] == 40.0
+    assert [t.meta for t in _data(fig)][-1] == "pinned"
+
+
+def test_webgl_and_no_labels_past_the_threshold(source: DataSource) -> None:
+    d = _run(source)
+    plane = pl.concat(
+        [d.main_plane.with_columns(pl.col(Col.POINT_ID) + f"-{i}") for i in range(25)]
+    )
+    fig = figures.frontier_figure(
+        plane,
+        d.analysis.arm_frontiers,
+        d.analysis.group_frontiers,
+        x=DSR1.x,
+        y=DSR1.y,
+        runs=DSR1.runs,
+        arm_order=d.arm_order,
+    )
+    pts = [t for t in _data(fig) if t.type == "scattergl"]
+    assert len(pts) == 4 and sum(len(t.x) for t in pts) == 1100
+    assert all(t.mode == "markers" for t in pts)
+
+
+def test_strings_from_result_files_are_escaped(source: DataSource) -> None:
+    d = _run(source)
+    plane = d.main_plane.with_columns(pl.lit("<a href='javascript:x'>TP8</a>").alias(ARM_NAME))
+    fig = figures.frontier_figure(plane, (), (), x=DSR1.x, y=DSR1.y, runs=DSR1.runs, arm_order={})
+    trace = _points(fig)[0]
+    assert trace.name == "&lt;a href='javascript:x'&gt;TP8&lt;/a&gt;"
+    assert trace.customdata[0][2] == trace.name
+
+
+def test_several_runs_get_their_own_marker_and_dash(source: DataSource) -> None:
+    view = RunView(runs=("dsr1", "dsr1-rerun"))
+    fig = main_figure(source.run_data(view), view)
+    symbols = {s.removesuffix("-open") for t in _points(fig) for s in t.marker.symbol}
+    assert symbols == {"circle", "square"}
+    assert {t.line.dash for t in _data(fig) if t.mode == "lines" and t.showlegend is False} == {
+        "solid",
+        "dash",
+    }
+    assert all(" · run " in t.name for t in _points(fig))
+
+
+def test_legend_clicks_become_hidden_tokens() -> None:
+    tokens = ["envelope~r", "a~r", "a~r", "b~r", "pinned"]
+    assert figures.hidden_after_restyle([{"visible": ["legendonly"]}, [1, 2]], tokens, []) == [
+        "a~r"
+    ]
+    assert figures.hidden_after_restyle([{"visible": [True]}, [1, 2]], tokens, ["a~r", "b~r"]) == [
+        "b~r"
+    ]
+    isolate = [{"visible": ["legendonly", True, True, "legendonly", True]}, [0, 1, 2, 3, 4]]
+    assert figures.hidden_after_restyle(isolate, tokens, []) == ["envelope~r", "b~r"]
+    assert figures.hidden_after_restyle([{"marker.size": [3]}, [1]], tokens, ["b~r"]) == ["b~r"]
+    assert figures.hidden_after_restyle(None, tokens, ["b~r"]) == ["b~r"]
+
+
+def test_series_figure_draws_one_panel_per_metric() -> None:
+    assert (
+        figures.series_figure(pl.DataFrame(schema={c.value: pl.String for c in SeriesCol})) is None
+    )
+    rows = [
+        {
+            "run_id": "r",
+            "point_id": "p",
+            "metric": m,
+            "labels": labels,
+            "t": float(t),
+            "value": float(t * k),
+        }
+        for m, labels, k in (
+            ("vllm:num_requests_running", '{"engine": "0"}', 1),
+            ("vllm:kv_cache_usage_perc", "{}", 0.01),
+        )
+        for t in range(5)
+    ]
+    fig = figures.series_figure(pl.DataFrame(rows))
+    assert fig is not None
+    assert [a.text for a in fig.layout.annotations] == [
+        "vllm:kv_cache_usage_perc",
+        "vllm:num_requests_running",
+    ]
+    assert len(fig.data) == 2
+
+
+def test_compare_figure_dashes_the_base(source: DataSource) -> None:
+    from dashboard.pages.compare import compare_figure
+    from dashboard.state import CompareView
+
+    fig = compare_figure(source.compare_data(CompareView(base="dsr1", candidate="dsr1-rerun")))
+    dashes = {t.line.dash for t in _data(fig) if t.mode == "lines"}
+    assert dashes == {"dash", "solid"}
+    assert sorted({t.name.rsplit(" · ", 1)[1] for t in _data(fig) if t.mode == "markers"}) == [
+        "base",
+        "candidate",
+    ]
+
+
+def test_arms_that_share_a_label_are_told_apart_by_what_differs(source: DataSource) -> None:
+    names = dict(_run(source, RunView(runs=("mtp",))).names.iter_rows())
+    assert sorted(names.values()) == ["1k/1k · TP8 EP1 | MTP | kv none", "8k/1k · TP8 EP1 | MTP | kv none"]
+    assert set(dict(_run(source).names.iter_rows()).values()) == set(ARMS)

@@ -1,0 +1,95 @@
+"""Every page renders from its URL alone (the layout Dash fetches names the page by its Referer)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dashboard.app import render
+from dashboard.context import AppContext
+
+from .test_callbacks import _text
+
+
+def _layout(client: Any, page: str | None) -> dict[str, Any]:
+    headers = {"Referer": f"http://localhost{page}"} if page else {}
+    resp = client.get("/_dash-layout", headers=headers)
+    assert resp.status_code == 200
+    return json.loads(resp.get_data(as_text=True))
+
+
+def _ids(node: Any, out: set[str]) -> set[str]:
+    if isinstance(node, dict):
+        if isinstance(node.get("props"), dict) and isinstance(node["props"].get("id"), str):
+            out.add(node["props"]["id"])
+        for v in node.values():
+            _ids(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _ids(v, out)
+    return out
+
+
+def test_the_run_page_has_its_first_chart_in_the_initial_layout(client: Any) -> None:
+    ids = _ids(_layout(client, "/inference?unofficialRun=dsr1"), set())
+    assert {"main-chart", "second-chart", "detail", "banner", "notes"} - ids <= {"banner"}
+    layout = json.dumps(_layout(client, "/inference?UnofficialRuns=dsr1"))
+    assert '"type": "Graph"' in layout and "TP4 EP4 | no spec | kv dram" in layout
+
+
+def test_without_a_referer_the_shell_routes_itself(client: Any) -> None:
+    assert "route-location" in _ids(_layout(client, None), set())
+    assert "route-location" not in _ids(_layout(client, "/"), set())
+
+
+def test_run_banner_shows_metadata_and_rejects(ctx: AppContext) -> None:
+    _active, page = render(ctx, "/inference", "unofficialRun=29003473063,mtp")
+    text = _text(page)
+    assert "kimi-k2.7-tp4" in text and "completed / success" in text and "6c128cd22b" in text
+    assert "1 rejected file or row (not in the charts)" in text
+    assert "unrecognised JSON document" in text
+    assert "View run ↗" in str(page)
+
+
+def test_a_run_not_in_the_store_says_how_to_ingest_it(ctx: AppContext) -> None:
+    _active, page = render(ctx, "/inference", "unofficialRun=424242")
+    text = _text(page)
+    assert "Run 424242 not in the store" in text
+    assert "no GitHub token is configured" in text
+    assert f"paretolens fetch 424242 --store {ctx.source.store.root}" in text
+    assert "paretolens ingest PATH --run-id 424242" in text
+
+
+def test_a_partly_missing_overlay_still_shows_the_runs_it_has(ctx: AppContext) -> None:
+    _active, page = render(ctx, "/inference", "unofficialRun=dsr1,424242")
+    assert "run 424242 is not in the store: it is left out" in _text(page)
+
+
+def test_bad_url_values_are_reported_on_the_page(ctx: AppContext) -> None:
+    _active, page = render(ctx, "/inference", "unofficialRun=dsr1&y=nope")
+    assert "ignored y=nope" in _text(page)
+
+
+def test_index_points_compare_jobs_and_not_found(ctx: AppContext) -> None:
+    active, page = render(ctx, "/", "hw=b200")
+    assert active == "runs" and "Runs (5 in" in _text(page)
+    active, page = render(ctx, "/points", "unofficialRun=mtp")
+    assert active == "run" and "3 points of run mtp" in _text(page)
+    active, page = render(ctx, "/compare", "base=dsr1&candidate=dsr1-rerun")
+    assert active == "compare" and "Frontier uplift per arm" in _text(page)
+    active, page = render(ctx, "/compare", "")
+    assert "Pick a base run and a candidate run." in _text(page)
+    active, page = render(ctx, "/jobs", "")
+    assert active == "jobs" and "No jobs yet" in _text(page)
+    active, page = render(ctx, "/nowhere", "")
+    assert active == "" and "No page at /nowhere." in _text(page)
+    assert "No run id" in _text(render(ctx, "/inference", "")[1])
+
+
+def test_the_launch_panel_is_off_unless_configured(ctx: AppContext) -> None:
+    _active, page = render(ctx, "/inference", "unofficialRun=dsr1&tab=launch")
+    text = _text(page)
+    assert "Launching is off. Start the server with PARETOLENS_LAUNCH_ENABLED=true" in text
+    assert '"disabled": true' in json.dumps(
+        page.to_plotly_json(), default=lambda o: o.to_plotly_json()
+    )

@@ -1,0 +1,63 @@
+"""`paretolens serve`: waitress by default on 127.0.0.1:8050, prints a sample run page's URL;
+`dashboard.app:server` is the WSGI target for `waitress-serve`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from flask import Flask
+from typer.testing import CliRunner
+
+import dashboard.app
+from ingest.store import Store
+from paretolens.cli import app as cli
+from paretolens.commands.serve_cmds import sample_view
+
+
+def _serve(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[Any, dict[str, Any]]:
+    calls: dict[str, Any] = {}
+    import waitress
+
+    monkeypatch.setattr(waitress, "serve", lambda wsgi, **kw: calls.update(wsgi=wsgi, **kw))
+    monkeypatch.delenv("PARETOLENS_TOKEN", raising=False)
+    result = CliRunner().invoke(cli, ["serve", *args])
+    assert result.exit_code == 0, result.output
+    return result, calls
+
+
+def test_serve_runs_waitress_on_localhost_and_prints_a_run_page(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    result, calls = _serve(monkeypatch, "--store", str(store.root))
+    assert (calls["host"], calls["port"], calls["threads"]) == ("127.0.0.1", 8050, 8)
+    assert isinstance(calls["wsgi"], Flask)
+    assert "open a sample run: http://127.0.0.1:8050/inference?unofficialRun=dsr1&at=40&ab=kv_offloading&tab=deltas" in result.output
+    assert "warning" not in result.output
+
+
+def test_serving_beyond_localhost_without_a_token_warns(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    result, calls = _serve(monkeypatch, "--store", str(store.root), "--host", "0.0.0.0", "--port", "9000")
+    assert (calls["host"], calls["port"]) == ("0.0.0.0", 9000)
+    assert "launching and fetching from the web are refused" in result.output
+
+
+def test_dev_server_is_opt_in(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs: list[dict[str, Any]] = []
+    monkeypatch.setattr(dashboard.app.Dash, "run", lambda self, **kw: runs.append(kw))
+    result = CliRunner().invoke(cli, ["serve", "--store", str(store.root), "--dev"])
+    assert result.exit_code == 0, result.output
+    assert runs == [{"host": "127.0.0.1", "port": 8050, "debug": False}]
+
+
+def test_the_wsgi_target_is_built_lazily_from_the_environment(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PARETOLENS_STORE", str(store.root))
+    monkeypatch.setattr(dashboard.app, "_server", None)
+    server = dashboard.app.server
+    assert isinstance(server, Flask) and dashboard.app.server is server
+    assert server.test_client().get("/export/pruned.txt?unofficialRun=dsr1").status_code == 200
+    with pytest.raises(AttributeError):
+        _ = dashboard.app.nothing_here
+
+
+def test_the_sample_view_prefers_a_run_with_an_ab(store: Store) -> None:
+    view = sample_view(store)
+    assert view is not None and (view.runs, view.ab, view.at) == (("dsr1",), "kv_offloading", 40.0)

@@ -1,0 +1,92 @@
+"""URL state: every control round-trips through the query string, tolerant parsing."""
+
+from __future__ import annotations
+
+import pytest
+
+from dashboard.state import CompareView, IndexView, JobsView, RunView, seq_label, split_values
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "unofficialRun=123,456",
+        "unofficialrun=123&unofficialRuns=456",
+        "UNOFFICIALRUNS=123,456",
+        "unofficialRun=123&unofficialRun=456&unofficialRun=123",
+        "run=123,456",
+    ],
+)
+def test_run_ids_any_case_plural_and_comma_lists(query: str) -> None:
+    view, notes = RunView.parse(query)
+    assert view.runs == ("123", "456")
+    assert notes == []
+
+
+def test_defaults_are_left_out_and_the_canonical_key_is_unofficialRun() -> None:
+    assert RunView(runs=("123",)).query() == "unofficialRun=123"
+    assert RunView().query() == ""
+
+
+def test_every_field_round_trips() -> None:
+    view = RunView(
+        runs=("a", "b"), y="output_tput_per_gpu", x="p90_intvty", x2="p99_ttft", model=("kimik2.5",),
+        scenario=("agentic-coding",), seq=("8192/1024", "trace"), hw=("b200", "h200"), precision=("fp4",),
+        framework=("vllm",), spec=("mtp",), offload=("dram",), arm=("abc",), hide=("abc~a", "envelope~b"),
+        logx=True, logy=True, frontier_only=True, labels="gpus", envelope="all", at=40.0, point="p1",
+        ab="kv_offloading", tab="deltas",
+    )  # fmt: skip
+    assert RunView.parse(view.query()) == (view, [])
+    assert RunView.from_controls(view.controls()) == (view, [])
+
+
+def test_query_string_is_readable() -> None:
+    view = RunView(runs=("29003473063",), hw=("b200", "h200"), logy=True, at=40.0)
+    assert view.query() == "unofficialRun=29003473063&hw=b200,h200&logy=1&at=40"
+
+
+def test_bad_values_are_dropped_with_a_notice_and_the_rest_kept() -> None:
+    view, notes = RunView.parse("unofficialRun=1&y=bogus&at=-3&labels=gpus")
+    assert view == RunView(runs=("1",), labels="gpus")
+    assert [n.split(":")[0] for n in notes] == ["ignored y=bogus", "ignored at=-3"]
+
+
+def test_run_ids_that_are_not_ids_are_refused() -> None:
+    view, notes = RunView.parse("unofficialRun=<script>alert(1)</script>")
+    assert view.runs == ()
+    assert notes and notes[0].startswith("ignored unofficialRun=")
+
+
+def test_inferencex_share_keys_map_onto_ours() -> None:
+    view, _ = RunView.parse("unofficialRun=1&i_log=true&i_optimal=1&i_nolabel=1")
+    assert (view.logy, view.frontier_only, view.labels) == (True, True, "none")
+
+
+def test_data_key_ignores_display_only_fields() -> None:
+    a = RunView(runs=("1",), hw=("b200",))
+    assert a.data_key() == a.replace(logx=True, point="p", tab="al", x2="p99_ttft").data_key()
+    assert a.data_key() != a.replace(x="p90_intvty").data_key()
+
+
+def test_compare_index_and_jobs_views_round_trip() -> None:
+    c = CompareView(base="1", candidate="2", x="p90_intvty", logy=True)
+    assert CompareView.parse(c.query()) == (c, [])
+    assert CompareView.from_controls(c.controls()) == (c, [])
+    i = IndexView(q="kimi", hw=("mi355x",), since="2026-01-01")
+    assert IndexView.parse(i.query()) == (i, [])
+    assert IndexView.from_controls(i.controls()) == (i, [])
+    j = JobsView(job="j-20261202-101010-abcdef", point="p1", stream="stderr")
+    assert JobsView.parse(j.query()) == (j, [])
+
+
+def test_index_dates_are_validated() -> None:
+    view, notes = IndexView.parse("since=yesterday&until=2026-02-01")
+    assert (view.since, view.until) == ("", "2026-02-01")
+    assert len(notes) == 1
+
+
+def test_split_and_seq_labels() -> None:
+    assert split_values(["a,b", " b ,c", ""]) == ("a", "b", "c")
+    assert seq_label("8192/1024") == "8k/1k"
+    assert seq_label("1000/128") == "1000/128"
+    assert seq_label("trace") == "agentic trace"
