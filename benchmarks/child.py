@@ -1,7 +1,8 @@
 """One cost-growth measurement in a fresh process (so its peak memory is its own).
 
-Usage: python -m benchmarks.child TASK N RUNS WORKDIR; prints one JSON object
-{"seconds": [...], "peak_bytes": [...]}. The caller reports the median time and the largest peak.
+Usage: python -m benchmarks.child TASK N[,N...] RUNS WORKDIR; prints one JSON object per size,
+{"n": N, "seconds": [...], "peak_bytes": [...]}. The caller reports the median time and the
+largest peak.
 
 Tasks: `analyze` (frontier + verdicts of N points, 100 per arm), `store` (open an N-point store
 and read one run), `ingest` (a 500-file batch into a store already holding N points).
@@ -69,8 +70,8 @@ TASKS: dict[str, Callable[[int, Path], Task]] = {
 }
 
 
-def main(argv: list[str]) -> None:
-    task, n, runs, workdir = argv[0], int(argv[1]), int(argv[2]), Path(argv[3])
+def measure(task: str, n: int, runs: int, workdir: Path) -> dict[str, list[float]]:
+    """Time and peak memory of `runs` calls of one task at one size."""
     workdir.mkdir(parents=True, exist_ok=True)
     try:
         # Warm up on a small input only: imports and first-call costs are paid, while the
@@ -84,7 +85,15 @@ def main(argv: list[str]) -> None:
             peaks.append(peak)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    print(json.dumps({"seconds": seconds, "peak_bytes": peaks}))
+    return {"seconds": seconds, "peak_bytes": peaks}
+
+
+def main(argv: list[str]) -> None:
+    """Sizes are comma-separated; several sizes run in this one process, smallest first."""
+    task, sizes, runs, workdir = argv[0], argv[1], int(argv[2]), Path(argv[3])
+    for n in sorted(int(s) for s in sizes.split(",")):
+        got = measure(task, n, runs, workdir / str(n))
+        print(json.dumps({"n": n, **got}), flush=True)
 
 
 if __name__ == "__main__":

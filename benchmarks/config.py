@@ -45,7 +45,7 @@ class Config:
 
     @property
     def big_page_points(self) -> int:
-        return 5_000
+        return 2_000 if self.quick else 5_000
 
     def mode(self) -> str:
         return "quick" if self.quick else "full"

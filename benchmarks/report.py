@@ -59,6 +59,8 @@ class Figure:
     def status(self) -> str:
         if self.samples is None:
             return "MISSING"
+        if not self.checks:
+            return "INFO"
         return "PASS" if all(c.passed for c in self.checks) else "FAIL"
 
     def ratio(self, anchor: Anchor) -> float | None:
@@ -201,6 +203,9 @@ def summary_rows(sections: list[Section]) -> list[str]:
         "|---|---|---|---|---|",
     ]
     for sec in sections:
+        if not sec.figures and not sec.growth:
+            why = "suite failed" if any("failed" in n for n in sec.notes) else "not measured"
+            lines.append(f"| {sec.title} | — | | MISSING | {why}: see its section |")
         for f in sec.figures:
             if f.samples is None:
                 lines.append(f"| {f.name} | — | {f.target} | MISSING | |")

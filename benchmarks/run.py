@@ -80,6 +80,9 @@ def render(sections: list[Section], cfg: Config, started: datetime, seconds: flo
         *summary_rows(sections),
         "",
     ]
+    findings = HERE / "findings.md"
+    if findings.exists():
+        lines += [findings.read_text().rstrip(), ""]
     for sec in sections:
         lines += [f"## {sec.title}", ""]
         for note in sec.notes:
@@ -98,13 +101,20 @@ def main(argv: list[str] | None = None) -> None:
         "--only", default="", help="comma-separated suites: " + ", ".join(s[0] for s in SUITES)
     )
     parser.add_argument("--runs", type=int, default=5, help="samples per figure (>= 5)")
-    parser.add_argument("--output", type=Path, default=None, help="default benchmarks/RESULTS.md")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="default benchmarks/RESULTS.md (RESULTS-quick.md with --quick, RESULTS-partial.md with --only)",
+    )
     args = parser.parse_args(argv)
     wanted = {s for s in args.only.split(",") if s}
     unknown = wanted - {s[0] for s in SUITES}
     if unknown:
         parser.error(f"unknown suites {sorted(unknown)}")
-    output = args.output or HERE / ("RESULTS-quick.md" if args.quick else "RESULTS.md")
+    # Only a run of every suite replaces RESULTS.md; a partial run writes beside it.
+    name = "RESULTS" + ("-quick" if args.quick else "") + ("-partial" if wanted else "") + ".md"
+    output = args.output or HERE / name
     started = datetime.now(UTC)
     t0 = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="paretolens-bench-"))

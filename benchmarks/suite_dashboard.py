@@ -11,6 +11,7 @@ cycling through framework, spec-decode and sequence-length filters and the log-y
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import time
 from collections.abc import Callable
@@ -51,6 +52,7 @@ class Page:
         self.source = ctx.source
         self.callbacks = RunCallbacks(ctx)
         self.source.warm()
+        self._tokens: dict[str, Any] = {}
 
     def first_render(self, run_id: str) -> dict[str, float]:
         """Server seconds of each part of a first visit to a run page."""
@@ -93,9 +95,24 @@ class Page:
         from dashboard import urls
 
         values, ids = self.controls(run_id, **changes)
+        args: list[Any] = [values, ids, "?" + urls.runs(run_id).split("?", 1)[1]]
+        if "tokens" in inspect.signature(self.callbacks.on_controls).parameters:
+            args.append(self.tokens(run_id))  # the page's trace tokens (a dcc.Store), as State
         t = time.perf_counter()
-        _encode(self.callbacks.on_controls(values, ids, "?" + urls.runs(run_id).split("?", 1)[1]))
+        _encode(self.callbacks.on_controls(*args))
         return time.perf_counter() - t
+
+    def tokens(self, run_id: str) -> Any:
+        """The trace tokens the run page's layout stores for its main chart."""
+        from dashboard import figures
+        from dashboard.pages.run import main_figure
+        from dashboard.state import RunView
+
+        if run_id not in self._tokens:
+            view = RunView(runs=(run_id,))
+            fig = main_figure(self.source.run_data(view), view)
+            self._tokens[run_id] = figures.trace_tokens(fig)
+        return self._tokens[run_id]
 
     def tables_after_change(self, run_id: str, changes: dict[str, Any]) -> float:
         """Server seconds of the tables callback that a filter change also fires."""

@@ -46,7 +46,7 @@ def run(cfg: Config) -> Section:
     n, arms = cfg.frontier_points, cfg.frontier_arms
     points = synth_points(SynthSpec(n_points=n, n_arms=arms))
     groups, xy = _inputs(points)
-    n_groups = int(groups.max()) + 1
+    n_groups = len(np.unique(groups))
     frame = points.select(X, Y).drop_nulls().to_pandas()
     section = Section(f"Frontier and verdicts ({cfg.mode()} mode: {n:,} points, {arms:,} arms)")
 
@@ -140,13 +140,6 @@ def run(cfg: Config) -> Section:
         samples=capped,
         target="informational: what the full `dominated_by` lists cost",
         unit="s",
-        checks=[
-            Check(f"median {capped.median:.3f} s <= 1 s", capped.median <= 1.0),
-            Check(
-                f"{capped.median / moo.median:.2f}x moocore (one call) <= 2x",
-                capped.median / moo.median <= 2.0,
-            ),
-        ],
         anchors=[moo, moo_g, Anchor("ours, uncapped (the figure above)", ours)],
         notes=(
             f"The uncapped table lists {dom_total:,} dominating ids in all "

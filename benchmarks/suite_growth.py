@@ -6,6 +6,7 @@ import json
 import statistics
 import subprocess
 import sys
+from typing import Any
 
 from benchmarks.config import Config
 from benchmarks.report import Growth, GrowthRow, Section
@@ -31,29 +32,38 @@ OPERATIONS = (
 )
 
 
-def _child(task: str, n: int, runs: int, cfg: Config) -> dict[str, list[float]]:
-    workdir = cfg.workdir / f"growth-{task}-{n}"
+def _child(task: str, sizes: list[int], runs: int, cfg: Config) -> list[dict[str, Any]]:
+    workdir = cfg.workdir / f"growth-{task}-{sizes[0]}"
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.child", task, str(n), str(runs), str(workdir)],
+        [sys.executable, "-m", "benchmarks.child", task, ",".join(map(str, sizes)), str(runs),
+         str(workdir)],
         capture_output=True,
         text=True,
         check=False,
         timeout=900,
-    )
+    )  # fmt: skip
     if done.returncode != 0:
-        raise RuntimeError(f"benchmarks.child {task} {n} failed:\n{done.stderr[-2000:]}")
-    result: dict[str, list[float]] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+        raise RuntimeError(f"benchmarks.child {task} {sizes} failed:\n{done.stderr[-2000:]}")
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
 def run(cfg: Config) -> Section:
     """Measure cost growth of each operation over the configured sizes."""
     section = Section("Cost growth")
+    runs = 3 if cfg.quick else cfg.runs
+    if cfg.quick:
+        section.notes.append(
+            "Quick mode: 3 runs per size, all sizes of an operation in one process (smallest "
+            "first), so a peak can hide behind memory the allocator kept from a smaller size."
+        )
     for task, title, notes in OPERATIONS:
         rows = []
-        for n in cfg.growth_sizes:
-            runs = 3 if cfg.quick else cfg.runs
-            got = _child(task, n, runs, cfg)
+        if cfg.quick:
+            results = _child(task, list(cfg.growth_sizes), runs, cfg)
+        else:  # a fresh process per size: each peak is its own
+            results = [_child(task, [n], runs, cfg)[0] for n in cfg.growth_sizes]
+        for got in results:
+            n = int(got["n"])
             rows.append(
                 GrowthRow(
                     n=n,

@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import flask
+import polars as pl
 from dash import Dash, Input, Output, State, html
 
 from dashboard import components as c
@@ -31,6 +32,9 @@ from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
 from dashboard.ids import Id
 from dashboard.pages import compare, index, jobs, missing, points, run
+from dashboard.state import CompareView, RunView
+from dashboard.style import WEBGL_THRESHOLD
+from ingest.schema import RunCol
 from ingest.store import Store
 from paretolens.settings import GOLDEN_AL_DIR, Settings, load_settings
 
@@ -48,28 +52,62 @@ PAGES: dict[str, tuple[str, Page]] = {
 
 
 _POLYFILL = re.compile(r'<script src="[^"]*/deps/polyfill@[^"]*"></script>\s*')
+_DASH_TABLE = re.compile(r'<script src="[^"]*/dash_table/[^"]*"></script>\s*')
 _AG_GRID = re.compile(r'<script src="([^"]*/dash_ag_grid/[^"]*)"></script>')
-# Pages whose first view has no grid: the grid library (1.3 MB) is only preloaded there, and
+# The run page's first view has no grid: the grid library (1.3 MB) is only preloaded there, and
 # paretolens.js runs it after the first chart is drawn, just before the tables are asked for.
 LAZY_GRID_PATHS = (urls.RUN_PATH,)
+# plotly partial bundles (official dist files, assets_ignore keeps Dash from loading both):
+# "basic" has the SVG scatter (1.2 MB), "gl2d" adds WebGL scatter (1.5 MB; the full bundle is 4.8).
+PLOTLY_BUNDLES = {"basic": "plotly-basic-4.1.1.min.js", "gl2d": "plotly-gl2d-4.1.1.min.js"}
+ChartsOf = Callable[[str, str], str | None]
 
 
 class _Dash(Dash):
-    """Dash with a leaner page: plotly's gl2d partial bundle (scatter + scattergl, a third of the
-    full bundle) from the assets instead of the full plotly.js (dcc.Graph uses window.Plotly), and
-    no babel polyfill (every browser Dash 4 supports has what it polyfills; the one thing Dash's
-    bundles still call, regeneratorRuntime, ships in the assets, 25 kB instead of 100 kB)."""
+    """Dash with a leaner page: no babel polyfill (every browser Dash 4 supports has what it
+    polyfills; the one thing Dash's bundles still call, regeneratorRuntime, ships in the assets,
+    25 kB instead of 100 kB), no dash_table bundle (unused), the grid library deferred on the run
+    page, and the smallest plotly bundle the page's charts need (none on pages without a chart;
+    dcc.Graph uses window.Plotly)."""
+
+    charts_of: ChartsOf = staticmethod(lambda path, query: "gl2d")  # type: ignore[assignment]
 
     def _setup_plotlyjs(self) -> None:
         self._plotlyjs_url = ""
 
     def _generate_scripts_html(self) -> str:
-        html_ = _POLYFILL.sub("", super()._generate_scripts_html())
-        if flask.has_request_context() and flask.request.path in LAZY_GRID_PATHS:
+        html_ = _DASH_TABLE.sub("", _POLYFILL.sub("", super()._generate_scripts_html()))
+        if not flask.has_request_context():
+            return html_
+        path, query = flask.request.path, flask.request.query_string.decode("utf-8", "replace")
+        if path in LAZY_GRID_PATHS:
             html_ = _AG_GRID.sub(
                 r'<link rel="preload" as="script" href="\1" data-lazy-script>', html_
             )
+        bundle = self.charts_of(path, query)
+        if bundle is not None:
+            tag = f'<script src="{self.get_asset_url(PLOTLY_BUNDLES[bundle])}"></script>'
+            html_ = f"{tag}\n{html_}"
         return html_
+
+
+def plotly_bundle(source: DataSource) -> ChartsOf:
+    """Which plotly bundle a page needs: none without a chart, WebGL past `WEBGL_THRESHOLD`
+    points in the runs it shows (a chart never draws more points than its runs have)."""
+
+    def charts_of(path: str, query: str) -> str | None:
+        if path == urls.RUN_PATH:
+            runs: tuple[str, ...] = RunView.parse(query)[0].runs
+        elif path == urls.COMPARE_PATH:
+            cview = CompareView.parse(query)[0]
+            runs = tuple(r for r in (cview.base, cview.candidate) if r)
+        else:
+            return None
+        cat = source.catalog()
+        n = cat.filter(pl.col(RunCol.RUN_ID).is_in(list(runs))).get_column(RunCol.POINT_COUNT).sum()
+        return "gl2d" if (n or 0) > WEBGL_THRESHOLD else "basic"
+
+    return charts_of
 
 
 def render(app: AppContext, path: str, query: str) -> tuple[str, Any]:
@@ -133,6 +171,7 @@ def create_app(store: Store | Path | str | None = None, settings: Settings | Non
     dash_app = _Dash(
         __name__,
         assets_folder=str(ASSETS),
+        assets_ignore=r"plotly-.*\.js",
         title="paretolens",
         update_title=None,
         suppress_callback_exceptions=True,
@@ -148,6 +187,7 @@ def create_app(store: Store | Path | str | None = None, settings: Settings | Non
         return c.shell(content, active)
 
     dash_app.layout = layout
+    dash_app.charts_of = plotly_bundle(source)  # type: ignore[method-assign]
 
     @dash_app.callback(
         Output(Id.PAGE, "children"),

@@ -16,9 +16,9 @@ import polars as pl
 from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html
 
 from dashboard import urls
-from dashboard.figures import RUN_SYMBOLS
 from dashboard.ids import Id, control
 from dashboard.state import TABS
+from dashboard.style import RUN_SYMBOLS
 from dashboard.tables import Table
 from ingest.schema import RejectCol, RunCol
 
@@ -123,7 +123,8 @@ def grid(
         rowData=rows(table.frame) if with_rows else [],
         defaultColDef={"sortable": True, "filter": True, "resizable": True, "minWidth": 90},
         dashGridOptions={k: v for k, v in options.items() if v is not None},
-        columnSize="autoSize",
+        # Measuring every column costs a long main-thread task on big tables.
+        columnSize="autoSize" if table.frame.height <= 1000 else None,
         style={"height": f"{height}px", "width": "100%"},
         className="grid",
         **kwargs,

@@ -8,14 +8,10 @@ verdicts, cliffs, pruned lists, AL checks and deltas are calls into it.
 
 from __future__ import annotations
 
-import os
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import polars as pl
 
@@ -39,20 +35,17 @@ from analysis import (
     search_space_yaml,
 )
 from analysis.recipes import config_key, row_identity
+from dashboard.cache import LRU, store_version
+from dashboard.facets import Option, arm_names, facets, filter_expr
 from dashboard.state import (
     DISPLAY_ONLY,
-    FILTERS,
     CompareView,
     IndexView,
     RunView,
-    seq_key,
-    seq_label,
 )
 from dashboard.tables import ARM_NAME, COMPARE_TABLES, TABLES, Table
 from ingest.schema import DEFAULT_GROUP, Col, RejectCol, RunCol, SeriesCol
-from ingest.store import Store, run_key
-
-T = TypeVar("T")
+from ingest.store import Store
 
 # Analysis columns joined onto the points (beyond the canonical schema).
 VERDICT_COLUMNS = ("verdict", "reason", "on_arm_frontier", "knee_conc")
@@ -71,136 +64,13 @@ HOVER_COLUMNS = (
 CACHE_IGNORED = tuple(f for f in DISPLAY_ONLY if f != "x2")
 
 
-class _LRU:
-    """A small thread-safe LRU of computed values."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[Hashable, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable, make: Callable[[], T]) -> T:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]  # type: ignore[no-any-return]
-        value = make()
-        with self._lock:
-            self._items[key] = value
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-        return value
-
-
-def _stat(path: Path) -> tuple[str, int, int]:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return (path.name, 0, 0)
-    return (path.name, st.st_mtime_ns, st.st_size)
-
-
-def store_version(store: Store, run_ids: Sequence[str] | None) -> tuple[Any, ...]:
-    """A cheap fingerprint of the store files a view reads (changes on every ingest)."""
-    files = [store.runs_path, store.rejects_path]
-    if run_ids is None:
-        files.extend(
-            sorted(store.points_dir.glob("run=*.parquet")) if store.points_dir.exists() else []
-        )
-    else:
-        files.extend(store.points_dir / f"run={run_key(r)}.parquet" for r in run_ids)
-    return tuple(_stat(f) for f in files)
-
-
-def filter_expr(view: RunView) -> pl.Expr:
-    """The row filter of a view's filter fields (all rows when none is set)."""
-    expr = pl.lit(True)
-    for name, _, col in FILTERS:
-        values = getattr(view, name)
-        if not values:
-            continue
-        if col is None:
-            expr = expr & _seq_col().is_in(list(values))
-        else:
-            expr = expr & pl.col(col).cast(pl.String).is_in(list(values))
-    return expr
-
-
-def _seq_col() -> pl.Expr:
-    return (
-        pl.when(pl.col(Col.ISL).is_null() | pl.col(Col.OSL).is_null())
-        .then(pl.lit("trace"))
-        .otherwise(pl.format("{}/{}", Col.ISL, Col.OSL))
-    )
-
-
-@dataclass(frozen=True)
-class Option:
-    """One choice of a filter: its value, menu label and how many points have it."""
-
-    value: str
-    label: str
-    count: int
-
-
-# Identity fields that name an arm when its label alone is ambiguous in a view.
-_NAME_PARTS: tuple[str, ...] = (
-    Col.MODEL_PREFIX,
-    Col.HW,
-    Col.FRAMEWORK,
-    Col.PRECISION,
-    "seq",
-    Col.SCENARIO,
-)
-
-
-def arm_names(points: pl.DataFrame) -> pl.DataFrame:
-    """`arm_id`, `arm_name`: the arm label, prefixed with the identity fields (hardware,
-    framework, precision, isl/osl, ...) that differ between the view's arms, so two arms never
-    share a legend entry (the label itself leaves those fields out)."""
-    arms = points.select(
-        Col.ARM_ID, Col.ARM_LABEL, Col.MODEL_PREFIX, Col.HW, Col.FRAMEWORK, Col.PRECISION, Col.SCENARIO,
-        _seq_col().map_elements(seq_label, return_dtype=pl.String).alias("seq"),
-    ).unique(Col.ARM_ID, keep="first")  # fmt: skip
-    varying = [c for c in _NAME_PARTS if arms.get_column(c).n_unique() > 1]
-    prefix = pl.concat_str(
-        [pl.col(c).cast(pl.String) for c in varying], separator=" ", ignore_nulls=True
-    )
-    name = pl.format("{} · {}", prefix, Col.ARM_LABEL) if varying else pl.col(Col.ARM_LABEL)
-    return arms.select(Col.ARM_ID, name.alias(ARM_NAME))
-
-
-def facets(points: pl.DataFrame) -> dict[str, list[Option]]:
-    """The options of every filter, from the (unfiltered) points of the view's runs."""
-    out: dict[str, list[Option]] = {}
-    for name, _, col in FILTERS:
-        if col == Col.ARM_ID:
-            frame = (
-                points.group_by(Col.ARM_ID)
-                .agg(pl.len().alias("n"))
-                .join(arm_names(points), on=Col.ARM_ID)
-                .rename({ARM_NAME: "label"})
-            )
-            opts = [
-                Option(str(r[Col.ARM_ID]), str(r["label"]), int(r["n"]))
-                for r in frame.sort("label", Col.ARM_ID).iter_rows(named=True)
-            ]
-        else:
-            values = _seq_col() if col is None else pl.col(col).cast(pl.String)
-            frame = points.select(values.alias("v")).group_by("v").len().drop_nulls().sort("v")
-            label = seq_label if col is None else str
-            opts = [Option(str(v), label(str(v)), int(n)) for v, n in frame.iter_rows()]
-        out[name] = opts
-    return out
-
-
 class DataSource:
     """The store plus caches, shared by every page and export of one app."""
 
     def __init__(self, store: Store, golden_dir: Path | None = None) -> None:
         self.store = store
         self.golden_dir = golden_dir
-        self._cache = _LRU(32)
+        self._cache = LRU(32)
 
     @cached_property
     def golden(self) -> tuple[GoldenTable, ...]:
@@ -407,7 +277,8 @@ class RunData:
     def verdict_points(self) -> pl.DataFrame:
         """Filtered points with their main-plane verdict columns."""
         verdicts = self.analysis.table.select(Col.POINT_ID, *VERDICT_COLUMNS)
-        return self.points.join(verdicts, on=Col.POINT_ID, how="left").sort(
+        named = self.points.join(self.names, on=Col.ARM_ID, how="left")
+        return named.join(verdicts, on=Col.POINT_ID, how="left").sort(
             Col.RUN_ID, Col.ARM_LABEL, Col.CONC
         )
 
@@ -569,8 +440,3 @@ class CompareData:
         except KeyError as exc:
             raise KeyError(f"unknown table {name!r}; tables: {', '.join(COMPARE_TABLES)}") from exc
         return make(self)
-
-
-def seq_of(isl: int | None, osl: int | None) -> str:
-    """Readable isl/osl of a point."""
-    return seq_label(seq_key(isl, osl))

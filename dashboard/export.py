@@ -163,6 +163,7 @@ def export_response(source: DataSource, filename: str, query: str) -> Response:
         raise ExportError(400, "no run in the query: add unofficialRun=<run id>")
     body: str | bytes
     if name == "pruned" and fmt in ("yaml", "txt", "json"):
+        assert isinstance(view, RunView)
         data = source.run_data(view)
         if fmt == "yaml":
             body = data.pruned_yaml

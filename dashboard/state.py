@@ -70,7 +70,7 @@ LOG_STREAMS = (
 )
 TOGGLES = (("logx", "log x"), ("logy", "log y"), ("frontier_only", "hide non-frontier"))
 
-# Filter fields, the canonical column each filters on ('seq' is isl/osl, see `seq_key`).
+# Filter fields, the canonical column each filters on ('seq' is 'isl/osl', or 'trace' without).
 FILTERS: tuple[tuple[str, str, Col | None], ...] = (
     ("model", "Model", Col.MODEL_PREFIX),
     ("scenario", "Scenario", Col.SCENARIO),
@@ -260,6 +260,10 @@ class RunView(_View):
             raw.setdefault("labels", "none")
         return raw
 
+    def changed(self, other: RunView) -> set[str]:
+        """The fields whose value differs from another view's."""
+        return {f for f in type(self).model_fields if getattr(self, f) != getattr(other, f)}
+
     def data_key(self) -> str:
         """The query of the fields the tables depend on (display-only fields left out)."""
         return self.replace(**{f: RunView.model_fields[f].default for f in DISPLAY_ONLY}).query()
@@ -369,11 +373,6 @@ class JobsView(_View):
 def choice_label(choices: Sequence[tuple[object, str]], value: object) -> str:
     """The menu label of a choice (the value itself when unknown)."""
     return next((label for c, label in choices if str(c) == str(value)), str(value))
-
-
-def seq_key(isl: int | None, osl: int | None) -> str:
-    """The `seq` filter value of an isl/osl pair ('trace' for agentic rows without one)."""
-    return "trace" if isl is None or osl is None else f"{isl}/{osl}"
 
 
 def seq_label(key: str) -> str:

@@ -141,7 +141,7 @@ COMPARE_TABLES: dict[str, Callable[[CompareData], Table]] = {
 
 KEY_POINT_COLUMNS: tuple[str, ...] = (
     Col.RUN_ID,
-    Col.ARM_LABEL,
+    ARM_NAME,
     Col.CONC,
     "verdict",
     Col.TPUT_PER_GPU,
@@ -178,11 +178,14 @@ def jobs_table(store: Store, view: JobsView) -> Table:
             pl.DataFrame(rows, infer_schema_length=None),
             {"elapsed_s": "s"},
         )
-    rows = [
+    job_rows: list[dict[str, object]] = [
         {"job": st.id, "plan": st.record.plan.name, "backend": st.record.backend, "state": st.state.value,
          "done": st.done, "total": st.total, "created_at": st.record.created_at, "run_id": st.record.run_id}
         for st in service.list_jobs(store)
     ]  # fmt: skip
-    schema = {"job": pl.String, "plan": pl.String, "backend": pl.String, "state": pl.String, "done": pl.Int64,
-              "total": pl.Int64, "created_at": pl.Datetime("us", "UTC"), "run_id": pl.String}  # fmt: skip
-    return Table("jobs", "Jobs", pl.DataFrame(rows, schema=schema))
+    schema: dict[str, pl.DataType] = {
+        "job": pl.String(), "plan": pl.String(), "backend": pl.String(), "state": pl.String(),
+        "done": pl.Int64(), "total": pl.Int64(), "created_at": pl.Datetime("us", "UTC"),
+        "run_id": pl.String(),
+    }  # fmt: skip
+    return Table("jobs", "Jobs", pl.DataFrame(job_rows, schema=schema))

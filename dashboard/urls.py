@@ -6,7 +6,7 @@ Pages and exports take the same query string, so an export link is the page's ow
 
 from __future__ import annotations
 
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlsplit
 
 from dashboard.state import CompareView, IndexView, JobsView, RunView
 
@@ -66,30 +66,9 @@ def export(table: str, fmt: str, query: str) -> str:
     return _with(f"{EXPORT_PREFIX}{quote(table)}.{quote(fmt)}", query.lstrip("?"))
 
 
-def api_fetch(run_id: str) -> str:
-    """POST route that fetches a GitHub run into the store."""
-    return f"{API_PREFIX}fetch/{quote(run_id, safe='')}"
-
-
-def api_fetch_status(run_id: str) -> str:
-    """GET route with the progress of a fetch."""
-    return f"{API_PREFIX}fetch/{quote(run_id, safe='')}/status"
-
-
 def api_launch() -> str:
     """POST route that launches a plan."""
     return f"{API_PREFIX}launch"
-
-
-def api_cancel(job_id: str) -> str:
-    """POST route that cancels a job."""
-    return f"{API_PREFIX}jobs/{quote(job_id, safe='')}/cancel"
-
-
-def with_query(url: str, **params: str) -> str:
-    """An external URL with extra query parameters."""
-    sep = "&" if urlsplit(url).query else "?"
-    return f"{url}{sep}{urlencode(params)}"
 
 
 def safe_href(url: object) -> str | None:

@@ -10,7 +10,10 @@ Layout under the store root::
     .lock                          an exclusive lock held by writers
 
 Every write goes to a temporary file in the same directory and is renamed over the target, so a
-reader (or a process killed mid-write) only ever sees a whole old file or a whole new one. Writers
+reader (or a process killed mid-write) only ever sees a whole old file or a whole new one. Readers
+open a file by name more than once (polars and pyarrow read the footer when they plan a scan and
+the data when they run it), so a rename in between can pair an old footer with new data; the
+reads here retry, which then see one whole version (`Store.collect` for lazy queries). Writers
 serialise on `.lock` (fcntl), so two ingests never lose or double rows. A run's file is the unit
 of partition pruning: reading one run opens one file.
 """
@@ -22,8 +25,10 @@ import contextlib
 import fcntl
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -46,6 +51,24 @@ def run_key(run_id: str) -> str:
     if run_id.replace("-", "").replace("_", "").replace(".", "").isalnum():
         return run_id
     return "b64-" + base64.urlsafe_b64encode(run_id.encode()).decode().rstrip("=")
+
+
+_READ_ATTEMPTS = 5
+# What reading a file that was renamed over mid-read raises (a footer and data of two versions),
+# and what reading a run deleted since it was listed raises.
+_TORN_READ = (pl.exceptions.ComputeError, OSError, pa.ArrowInvalid)
+T = TypeVar("T")
+
+
+def _retrying(read: Callable[[], T]) -> T:
+    for attempt in range(_READ_ATTEMPTS):
+        try:
+            return read()
+        except _TORN_READ:
+            if attempt == _READ_ATTEMPTS - 1:
+                raise
+            time.sleep(0.005 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def _empty(schema: pa.Schema) -> pl.DataFrame:
@@ -130,11 +153,14 @@ class Store:
 
     @staticmethod
     def _read(path: Path, schema: pa.Schema) -> pl.DataFrame:
-        if not path.exists():
-            return _empty(schema)
-        df = pl.from_arrow(pq.read_table(path, schema=schema))
-        assert isinstance(df, pl.DataFrame)
-        return df
+        def read() -> pl.DataFrame:
+            if not path.exists():
+                return _empty(schema)
+            df = pl.from_arrow(pq.read_table(path, schema=schema))
+            assert isinstance(df, pl.DataFrame)
+            return df
+
+        return _retrying(read)
 
     # ---- points --------------------------------------------------------------------------------
     def run_ids(self) -> list[str]:
@@ -153,21 +179,41 @@ class Store:
             return _empty(POINTS_SCHEMA).lazy()
         return pl.scan_parquet([str(f) for f in files])
 
+    def collect(
+        self,
+        query: Callable[[pl.LazyFrame], pl.LazyFrame],
+        run_ids: Sequence[str] | None = None,
+    ) -> pl.DataFrame:
+        """Run a lazy query over `scan_points(run_ids)`, safe against concurrent writers.
+
+        Args:
+            query: builds the query from the scan (select, filter, group_by, ...).
+            run_ids: the runs to scan (all when None).
+
+        Returns:
+            The collected result.
+        """
+        return _retrying(lambda: query(self.scan_points(run_ids)).collect())
+
     def points(self, run_ids: Sequence[str] | None = None) -> pl.DataFrame:
         """Points of the given runs (all runs when None)."""
-        return self.scan_points(run_ids).collect()
+        return self.collect(lambda lf: lf, run_ids)
 
     def timeseries(
         self, run_ids: Sequence[str] | None = None, point_ids: Sequence[str] | None = None
     ) -> pl.DataFrame:
         """Server-metric samples of the given runs, optionally only some points."""
-        files = self._point_files(run_ids, self.series_dir)
-        if not files:
-            return _empty(TIMESERIES_SCHEMA)
-        lf = pl.scan_parquet([str(f) for f in files])
-        if point_ids is not None:
-            lf = lf.filter(pl.col(SeriesCol.POINT_ID).is_in(list(point_ids)))
-        return lf.collect()
+
+        def read() -> pl.DataFrame:
+            files = self._point_files(run_ids, self.series_dir)
+            if not files:
+                return _empty(TIMESERIES_SCHEMA)
+            lf = pl.scan_parquet([str(f) for f in files])
+            if point_ids is not None:
+                lf = lf.filter(pl.col(SeriesCol.POINT_ID).is_in(list(point_ids)))
+            return lf.collect()
+
+        return _retrying(read)
 
     def runs(self) -> pl.DataFrame:
         """The runs catalog."""

@@ -12,7 +12,7 @@ from dashboard import figures
 from dashboard.context import AppContext
 from dashboard.data import CompareData
 from dashboard.ids import COMPARE_CONTROL, Id, control
-from dashboard.pages.run_panels import GRAPH_CONFIG, _choices, dropdown, run_options
+from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown, run_options
 from dashboard.state import X_CHOICES, Y_CHOICES, CompareView
 
 
@@ -105,9 +105,9 @@ def layout(app: AppContext, query: str) -> Any:
                 kind=COMPARE_CONTROL,
                 css="control wide",
             ),
-            dropdown("y", "Y", _choices(Y_CHOICES), view.y, kind=COMPARE_CONTROL),
+            dropdown("y", "Y", choices(Y_CHOICES), view.y, kind=COMPARE_CONTROL),
             dropdown(
-                "x", "X", _choices(X_CHOICES), view.x, kind=COMPARE_CONTROL, css="control wide"
+                "x", "X", choices(X_CHOICES), view.x, kind=COMPARE_CONTROL, css="control wide"
             ),
             html.Div(
                 [

@@ -155,7 +155,9 @@ def layout(app: AppContext, query: str) -> Any:
             dcc.Interval(id=Id.JOBS_TICK, interval=2000),
             html.Div(
                 [
-                    html.H2("Jobs"),
+                    html.Div(
+                        [html.H2("Jobs"), c.export_links("jobs", "")], className="section-head"
+                    ),
                     html.Div(jobs_table(service.list_jobs(app.source.store)), id=Id.JOBS_TABLE),
                 ],
                 className="card",

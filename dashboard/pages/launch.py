@@ -133,7 +133,7 @@ class LaunchCallbacks:
                 self.app.source,
                 self.app.settings,
                 view,
-                what=what,
+                what="points" if what == "points" else "pruned",
                 point_ids=points,
                 backend=backend,
                 options=options,

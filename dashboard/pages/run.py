@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
+from dash import ALL, ClientsideFunction, Dash, Input, Output, Patch, State, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
 from dashboard import components as c
-from dashboard import figures, urls
+from dashboard import figures, style, urls
 from dashboard.context import AppContext
 from dashboard.data import RunData
 from dashboard.ids import Id, control
 from dashboard.pages import launch, missing
 from dashboard.pages import run_panels as p
+from dashboard.pages import run_tables as t
 from dashboard.state import RunView
 from ingest.schema import RejectCol, RunCol
 
@@ -42,7 +43,7 @@ def main_figure(data: RunData, view: RunView) -> figures.Figure:
         data.main_plane, a.arm_frontiers, a.group_frontiers, x=view.x, y=view.y, runs=view.runs,
         arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
         logx=view.logx, logy=view.logy, pinned=view.point, at=view.at,
-        title=f"{figures.axis_title(view.y).split(' (')[0]} vs {figures.axis_title(view.x).split(' (')[0]}",
+        title=f"{style.axis_title(view.y).split(' (')[0]} vs {style.axis_title(view.x).split(' (')[0]}",
     )  # fmt: skip
 
 
@@ -53,8 +54,40 @@ def second_figure(data: RunData, view: RunView) -> figures.Figure:
         data.second_plane, a.arm_frontiers, a.group_frontiers, x=view.x2, y=view.y, runs=view.runs,
         arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
         logx=view.logx, logy=view.logy, pinned=view.point, legend=False,
-        title=f"{figures.axis_title(view.y).split(' (')[0]} vs {figures.axis_title(view.x2).split(' (')[0]}",
+        title=f"{style.axis_title(view.y).split(' (')[0]} vs {style.axis_title(view.x2).split(' (')[0]}",
     )  # fmt: skip
+
+
+# Fields whose change leaves the charts alone, and those a patch of the drawn charts can show.
+FIGURE_NEUTRAL = frozenset({"tab", "ab"})
+PATCHABLE = frozenset({"logx", "logy", "hide", "point"})
+
+
+def redraw(
+    data: RunData, view: RunView
+) -> tuple[figures.Figure, figures.Figure, dict[str, list[str]]]:
+    """Both charts of a view and their legend tokens."""
+    main, second = main_figure(data, view), second_figure(data, view)
+    return (
+        main,
+        second,
+        {"main": figures.trace_tokens(main), "second": figures.trace_tokens(second)},
+    )
+
+
+def chart_patches(
+    data: RunData, view: RunView, tokens: dict[str, list[str]], *, axes_changed: bool
+) -> tuple[Patch, Patch]:
+    """Display-only updates of both drawn charts."""
+
+    def one(plane: Any, x: str, which: str) -> Patch:
+        return figures.display_patch(
+            tokens=tokens.get(which, []), hidden=view.hide, pinned=figures.pinned_xy(plane, view.point),
+            logx=view.logx, logy=view.logy, axes_changed=axes_changed,
+            revision=figures.revision(view.runs, x, view.y, view.logx, view.logy),
+        )  # fmt: skip
+
+    return one(data.main_plane, view.x, "main"), one(data.second_plane, view.x2, "second")
 
 
 def placeholder(fig: figures.Figure) -> figures.Figure:
@@ -108,8 +141,7 @@ def layout(app: AppContext, query: str) -> Any:
     if len(data.missing) == len(view.runs):
         return missing.layout(app, view)
     run_opts = p.run_options(app.source.catalog(), view.runs)
-    main, second = main_figure(data, view), second_figure(data, view)
-    tokens = figures.trace_tokens(main)
+    main, second, tokens = redraw(data, view)
     tabs: list[tuple[str, Any, Id]] = [(name, LOADING, box) for name, box in TAB_BOXES]
     tabs[-1] = ("launch", launch.panel(app, data, view), Id.LAUNCH_BOX)
     return html.Div(
@@ -129,7 +161,7 @@ def layout(app: AppContext, query: str) -> Any:
                             p.chart_card(Id.MAIN_CHART, main, Id.PNG_MAIN, Id.SVG_MAIN),
                             html.Div(
                                 [
-                                    html.Div(p.at_readout(data, view), id=Id.AT_TABLE),
+                                    html.Div(t.at_readout(data, view), id=Id.AT_TABLE),
                                     html.Div(exports_bar(view), id=Id.EXPORTS),
                                 ],
                                 className="card",
@@ -148,7 +180,7 @@ def layout(app: AppContext, query: str) -> Any:
                                 ],
                                 className="two-col",
                             ),
-                            c.tabs(view.tab, tabs, {"deltas": p.ab_control(view)}),
+                            c.tabs(view.tab, tabs, {"deltas": t.ab_control(view)}),
                         ]
                     ),
                 ],
@@ -170,24 +202,24 @@ class RunCallbacks:
         self.app = app
 
     def on_controls(
-        self, values: list[Any], ids: list[dict[str, Any]], search: str | None
+        self, values: list[Any], ids: list[dict[str, Any]], search: str | None, tokens: Any
     ) -> tuple[Any, ...]:
-        """Any control: write the URL, redraw both charts (a new run set reloads the page)."""
+        """Any control: write the URL and update both charts (a new run set reloads the page;
+        display-only changes patch the drawn charts instead of sending them again)."""
         view, notes = RunView.from_controls(control_values(values, ids))
-        if view.runs != RunView.parse(search or "")[0].runs:
+        old, _ = RunView.parse(search or "")
+        if view.runs != old.runs:
             return no_update, urls.run(view.replace(hide=(), point=None)), *[no_update] * 5
-        data = self.app.source.run_data(view)
-        main, second = main_figure(data, view), second_figure(data, view)
-        tokens = figures.trace_tokens(main)
-        return (
-            "?" + view.query(),
-            no_update,
-            main,
-            second,
-            tokens,
-            exports_bar(view),
-            page_notes(data, notes),
-        )
+        data, changed = self.app.source.run_data(view), view.changed(old)
+        figs: tuple[Any, ...]
+        if changed <= FIGURE_NEUTRAL:
+            figs = (no_update, no_update, no_update)
+        elif changed <= FIGURE_NEUTRAL | PATCHABLE and isinstance(tokens, dict):
+            axes = bool(changed & {"logx", "logy"})
+            figs = (*chart_patches(data, view, tokens, axes_changed=axes), no_update)
+        else:
+            figs = redraw(data, view)
+        return "?" + view.query(), no_update, *figs, exports_bar(view), page_notes(data, notes)
 
     def on_tables(
         self, values: list[Any], ids: list[dict[str, Any]], _ready: Any, shown: str | None
@@ -199,12 +231,12 @@ class RunCallbacks:
             raise PreventUpdate
         d = self.app.source.run_data(view)
         return (
-            p.points_body(d, view),
-            p.al_body(d, view),
-            p.deltas_body(d, view),
-            p.pruned_body(d, view),
-            p.rejects_body(d, view),
-            p.at_readout(d, view),
+            t.points_body(d, view),
+            t.al_body(d, view),
+            t.deltas_body(d, view),
+            t.pruned_body(d, view),
+            t.rejects_body(d, view),
+            t.at_readout(d, view),
             key,
         )
 
@@ -231,9 +263,11 @@ class RunCallbacks:
         return ""
 
     @staticmethod
-    def on_legend(restyle: Any, tokens: list[str] | None, hidden: list[str] | None) -> list[str]:
+    def on_legend(
+        restyle: Any, tokens: dict[str, list[str]] | None, hidden: list[str] | None
+    ) -> list[str]:
         """A legend click hides or shows an arm (and writes `hide=`)."""
-        return figures.hidden_after_restyle(restyle, tokens or [], hidden or [])
+        return figures.hidden_after_restyle(restyle, (tokens or {}).get("main", []), hidden or [])
 
 
 def register(dash_app: Dash, app: AppContext) -> None:
@@ -244,7 +278,8 @@ def register(dash_app: Dash, app: AppContext) -> None:
     dash_app.callback(
         Output(Id.LOCATION, "search"), Output(Id.NAV, "href"), Output(Id.MAIN_CHART, "figure"),
         Output(Id.SECOND_CHART, "figure"), Output(Id.TRACE_TOKENS, "data"), Output(Id.EXPORTS, "children"),
-        Output(Id.NOTES, "children"), *controls, State(Id.LOCATION, "search"), prevent_initial_call=True,
+        Output(Id.NOTES, "children"), *controls, State(Id.LOCATION, "search"), State(Id.TRACE_TOKENS, "data"),
+        prevent_initial_call=True,
     )(cb.on_controls)  # fmt: skip
     dash_app.callback(
         *[Output(box, "children") for _, box in TAB_BOXES[:-1]], Output(Id.AT_TABLE, "children"),

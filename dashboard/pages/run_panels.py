@@ -10,11 +10,10 @@ import polars as pl
 from dash import dcc, html
 
 from dashboard import components as c
-from dashboard import figures, urls
+from dashboard import series, style, urls
 from dashboard.data import Option, RunData
 from dashboard.ids import CONTROL, Id, control
 from dashboard.state import (
-    AB_CHOICES,
     ENVELOPE_CHOICES,
     FILTERS,
     LABEL_CHOICES,
@@ -24,17 +23,17 @@ from dashboard.state import (
     Y_CHOICES,
     RunView,
 )
-from dashboard.tables import ARM_NAME, KEY_POINT_COLUMNS
+from dashboard.tables import ARM_NAME
 from ingest.schema import SPECS, Col, RunCol
 
-GRAPH_CONFIG = {
+GRAPH_CONFIG: dict[str, Any] = {
     "displaylogo": False,
     "modeBarButtonsToRemove": ["select2d", "lasso2d", "toImage"],
     "scrollZoom": False,
 }
 
 
-def _choices(choices: Sequence[tuple[object, str]]) -> list[dict[str, str]]:
+def choices(choices: Sequence[tuple[object, str]]) -> list[dict[str, str]]:
     return [{"label": label, "value": str(v)} for v, label in choices]
 
 
@@ -85,14 +84,14 @@ def hide_options(data: RunData) -> list[dict[str, str]]:
         .select(Col.ARM_ID, Col.RUN_ID, ARM_NAME)
     )
     out = [
-        {"label": f"{label} · {run}" if multi else label, "value": figures.token(arm, run)}
+        {"label": f"{label} · {run}" if multi else label, "value": style.token(arm, run)}
         for arm, run, label in pairs.iter_rows()
     ]
     envelopes = ["all"] if data.view.envelope == "all" else list(data.view.runs)
     out += [
         {
             "label": f"group envelope · {r}" if multi else "group envelope",
-            "value": f"envelope{figures.SEP}{r}",
+            "value": f"envelope{style.SEP}{r}",
         }
         for r in envelopes
     ]
@@ -118,7 +117,7 @@ def sidebar(view: RunView, data: RunData) -> html.Aside:
                 html.Label("Display"),
                 dcc.Checklist(
                     id=control("toggles"),
-                    options=_choices(TOGGLES),
+                    options=choices(TOGGLES),
                     value=view.controls()["toggles"],
                     labelStyle={"display": "block"},
                 ),
@@ -130,7 +129,7 @@ def sidebar(view: RunView, data: RunData) -> html.Aside:
                 html.Label("Point labels"),
                 dcc.RadioItems(
                     id=control("labels"),
-                    options=_choices(LABEL_CHOICES),
+                    options=choices(LABEL_CHOICES),
                     value=view.labels,
                     inline=True,
                 ),
@@ -142,7 +141,7 @@ def sidebar(view: RunView, data: RunData) -> html.Aside:
                 html.Label("Group envelope"),
                 dcc.RadioItems(
                     id=control("envelope"),
-                    options=_choices(ENVELOPE_CHOICES),
+                    options=choices(ENVELOPE_CHOICES),
                     value=view.envelope,
                     inline=True,
                 ),
@@ -174,9 +173,9 @@ def axis_row(view: RunView, run_options: list[dict[str, str]]) -> html.Div:
                 multi=True,
                 css="control wide",
             ),
-            dropdown("y", "Y: throughput per GPU", _choices(Y_CHOICES), view.y),
-            dropdown("x", "X: interactivity", _choices(X_CHOICES), view.x, css="control wide"),
-            dropdown("x2", "Second chart X", _choices(X2_CHOICES), view.x2),
+            dropdown("y", "Y: throughput per GPU", choices(Y_CHOICES), view.y),
+            dropdown("x", "X: interactivity", choices(X_CHOICES), view.x, css="control wide"),
+            dropdown("x2", "Second chart X", choices(X2_CHOICES), view.x2),
             html.Div(
                 [
                     html.Label("Rank arms at x ="),
@@ -264,7 +263,7 @@ def detail_panel(data: RunData, view: RunView) -> list[Any]:
         ],
         className="detail-head",
     )
-    source = [
+    source: list[Any] = [
         html.Span("source: ", className="muted"),
         html.Code(f"{row.get(Col.ARTIFACT) or ''} / {row.get(Col.SOURCE_PATH) or ''}"),
         html.Span(f" ({row.get(Col.SCHEMA_VARIANT) or 'unknown format'})", className="muted"),
@@ -279,7 +278,7 @@ def detail_panel(data: RunData, view: RunView) -> list[Any]:
                 rel="noopener noreferrer",
             ),
         ]
-    series = figures.series_figure(data.source.series(str(row[Col.RUN_ID]), view.point))
+    metrics = series.series_figure(data.source.series(str(row[Col.RUN_ID]), view.point))
     kv = html.Table(
         [
             html.Tr(
@@ -298,8 +297,8 @@ def detail_panel(data: RunData, view: RunView) -> list[Any]:
             [html.Span("why: ", className="muted"), str(row.get("reason") or "")], className="small"
         ),
         html.Div(source, className="small"),
-        dcc.Graph(figure=series, config=GRAPH_CONFIG)
-        if series is not None
+        dcc.Graph(figure=metrics, config=GRAPH_CONFIG)
+        if metrics is not None
         else html.Div("no server-metric time series for this point", className="muted small"),
         html.H4("Every column"),
         html.Div(kv, className="kv-scroll"),
@@ -320,224 +319,12 @@ def _describe(col: str) -> str:
         return ""
 
 
-def at_readout(data: RunData, view: RunView) -> Any:
-    """Arms ranked by their frontier's throughput at the target x."""
-    if view.at is None:
-        return html.Div(
-            "Enter a value in “Rank arms at x =” to rank every arm by its frontier throughput there (PCHIP along the frontier, no extrapolation).",
-            className="muted small",
-        )
-    t = data.at_target
-    unit_y = SPECS[Col(view.y)].unit
-    body = []
-    for i, r in enumerate(t.iter_rows(named=True), 1):
-        y = r["y"]
-        cell = (
-            f"{y:,.1f} {unit_y}"
-            if y is not None
-            else f"outside its measured range ({r['x_lo']:.3g}–{r['x_hi']:.3g})"
-        )
-        body.append(
-            html.Tr(
-                [
-                    html.Td(str(i) if y is not None else "–"),
-                    html.Td(str(r[ARM_NAME] or r[Col.ARM_ID])),
-                    html.Td(str(r[Col.RUN_ID])),
-                    html.Td(cell),
-                ]
-            )
-        )
-    head = html.Tr(
-        [
-            html.Th("rank"),
-            html.Th("arm"),
-            html.Th("run"),
-            html.Th(f"{view.y} at {view.x} = {view.at:g}"),
-        ]
-    )
-    table = (
-        html.Table([head, *body], className="at-table")
-        if body
-        else html.Div("no arm frontier in this view", className="empty")
-    )
-    return html.Div([table, c.export_links("at", view.query())])
-
-
-def _grid_or_empty(
-    grid_id: Any, table: Any, columns: Sequence[str] | None, empty: str, **kw: Any
-) -> Any:
-    return (
-        c.grid(grid_id, table, columns, **kw)
-        if table.frame.height
-        else html.Div(empty, className="empty")
-    )
-
-
-def points_body(data: RunData, view: RunView) -> list[Any]:
-    """The points tab: key columns with verdicts; click a row to pin it."""
-    q = view.query()
-    t = data.table("points")
-    return [
-        html.Div(
-            [c.export_links("points", q), " · ", html.A("every column →", href=urls.points(view))],
-            className="small",
-        ),
-        c.grid(Id.POINTS_GRID, t, KEY_POINT_COLUMNS, height=360, row_id=Col.POINT_ID),
-    ]
-
-
-AL_COLUMNS = (
-    Col.RUN_ID, Col.ARM_LABEL, Col.CONC, "verdict", Col.AL_MEASURED, "al_expected",
-    "al_expected_source", "reason", "al_pinned", "al_golden", "golden_table", "draft_variant",
-    "thinking_mode_used", Col.AL_SOURCE,
-)  # fmt: skip
-
-
-def al_body(data: RunData, view: RunView) -> list[Any]:
-    """The AL-checks tab."""
-    t = data.table("al")
-    return [
-        html.Div(c.export_links("al", view.query()), className="small"),
-        _grid_or_empty(
-            Id.AL_GRID, t, AL_COLUMNS, "no speculative-decoding points in this view", height=300
-        ),
-    ]
-
-
-def _delta_columns(frame: pl.DataFrame) -> list[str]:
-    """Concurrency and the two arms first, then per metric its delta, baseline and treatment."""
-    lead = [
-        Col.CONC,
-        "baseline_arm_label",
-        "treatment_arm_label",
-        "baseline_value",
-        "treatment_value",
-    ]
-    stems = [c.removesuffix("_delta_pct") for c in frame.columns if c.endswith("_delta_pct")]
-    metrics = [f"{m}{s}" for m in stems for s in ("_delta_pct", "_baseline", "_treatment")]
-    tail = [
-        "al_measured_baseline", "al_measured_treatment", "baseline_verdict", "treatment_verdict",
-        "confounds", "baseline_run_id", "treatment_run_id",
-    ]  # fmt: skip
-    return [c for c in [*lead, *metrics, *tail] if c in frame.columns]
-
-
-FRONTIER_DELTA_COLUMNS = (
-    "baseline_arm_label", "treatment_arm_label", "mean_delta_pct", "area_delta_pct", "x_lo", "x_hi",
-    "note", "baseline_value", "treatment_value", "baseline_run_id", "treatment_run_id",
-)  # fmt: skip
-
-
-def ab_control(view: RunView) -> html.Div:
-    """The A/B axis picker (in the initial layout, so its value is always part of the view)."""
-    return dropdown(
-        "ab",
-        "A/B axis (arms that differ only in it are paired)",
-        _choices(AB_CHOICES),
-        view.ab,
-        css="control",
-    )
-
-
-def deltas_body(data: RunData, view: RunView) -> list[Any]:
-    """The A/B tab: equal-concurrency deltas with confounds, and the frontier delta."""
-    q = view.query()
-    t, f = data.table("deltas"), data.table("deltas_frontier")
-    return [
-        html.Div(
-            [
-                html.Span(c.export_links("deltas", q, label="Per conc"), className="small"),
-                html.Span(
-                    c.export_links("deltas_frontier", q, label="Frontier"), className="small"
-                ),
-            ],
-            className="inline-form",
-        ),
-        html.H4(f"At equal concurrency, {view.ab}: treatment vs baseline"),
-        _grid_or_empty(
-            Id.DELTAS_GRID,
-            t,
-            _delta_columns(t.frame),
-            f"no two arms in this view differ only in {view.ab}",
-            height=300,
-            status_columns=("baseline_verdict", "treatment_verdict"),
-        ),
-        html.H4("Frontier vs frontier at matched x (PCHIP, common range only)"),
-        _grid_or_empty(
-            Id.DELTAS_FRONTIER_GRID,
-            f,
-            FRONTIER_DELTA_COLUMNS,
-            "no pairs",
-            height=170,
-            status_columns=(),
-        ),
-    ]
-
-
-PRUNED_COLUMNS = (
-    "kept",
-    "keep_reason",
-    Col.RUN_ID,
-    Col.ARM_LABEL,
-    Col.CONC,
-    "verdict",
-    "reason",
-    "x",
-    "y",
-)
-
-
-def pruned_body(data: RunData, view: RunView) -> list[Any]:
-    """The pruned-list tab: the CLI line, the search-space YAML, kept and dropped points."""
-    q = view.query()
-    p = data.pruned
-    summary = f"{p.kept.height} of {p.kept.height + p.dropped.height} points kept in {len(p.arms)} arm{'s' if len(p.arms) != 1 else ''} (the group-frontier points of {view.x} vs {view.y})"
-    return [
-        html.Div(
-            [
-                html.B(summary),
-                " ",
-                c.export_links("pruned", q, urls.PRUNED_FORMATS),
-            ],
-            className="small",
-        ),
-        html.H4("Run the full sweep on exactly these points"),
-        html.Pre(data.pruned_cli, id=Id.PRUNED_CLI),
-        html.Details(
-            [
-                html.Summary("InferenceX search-space YAML"),
-                html.Pre(data.pruned_yaml, id=Id.PRUNED_YAML),
-            ],
-            open=False,
-        ),
-        c.grid(Id.PRUNED_GRID, data.table("pruned"), PRUNED_COLUMNS, height=300),
-    ]
-
-
-def rejects_body(data: RunData, view: RunView) -> list[Any]:
-    """The rejected-files tab."""
-    t = data.table("rejects")
-    return [
-        html.Div(c.export_links("rejects", view.query()), className="small"),
-        _grid_or_empty(
-            Id.REJECTS_GRID,
-            t,
-            ("run_id", "path", "field", "reason", "reader", "sha256", "at"),
-            "nothing was rejected: every file was read",
-            height=260,
-            status_columns=(),
-        ),
-    ]
-
-
 def run_options(catalog: pl.DataFrame, selected: Sequence[str]) -> list[dict[str, str]]:
     """Every run of the store for the overlay picker."""
-    out = [
-        {
-            "label": f"{r[RunCol.RUN_ID]} — {r[RunCol.TITLE] or r[RunCol.BRANCH] or ''}"[:90],
-            "value": str(r[RunCol.RUN_ID]),
-        }
-        for r in catalog.iter_rows(named=True)
-    ]
+    out = []
+    for r in catalog.iter_rows(named=True):
+        about = r[RunCol.TITLE] or r[RunCol.BRANCH]
+        label = f"{r[RunCol.RUN_ID]} — {about}" if about else str(r[RunCol.RUN_ID])
+        out.append({"label": label[:90], "value": str(r[RunCol.RUN_ID])})
     have = {o["value"] for o in out}
     return out + [{"label": f"{r} (not in store)", "value": r} for r in selected if r not in have]

@@ -39,27 +39,27 @@ def test_an_axis_switch_writes_the_url_and_redraws(ctx: AppContext) -> None:
     view = RunView(runs=("dsr1",))
     values, ids = _controls(view.replace(y="output_tput_per_gpu").controls())
     search, nav, main, second, tokens, exports, _notes = RunCallbacks(ctx).on_controls(
-        values, ids, "?unofficialRun=dsr1"
+        values, ids, "?unofficialRun=dsr1", None
     )
     assert search == "?unofficialRun=dsr1&y=output_tput_per_gpu" and nav is no_update
     assert main["layout"]["yaxis"]["title"]["text"] == "Output tok/s/GPU (tok/s/GPU)"
     assert second["layout"]["yaxis"]["title"] == main["layout"]["yaxis"]["title"]
-    assert tokens[0] == "envelope~dsr1" and len(tokens) == len(main["data"])
+    assert tokens["main"][0] == "envelope~dsr1" and len(tokens["main"]) == len(main["data"])
     assert "/export/points.csv?unofficialRun=dsr1&y=output_tput_per_gpu" in str(exports)
 
 
 def test_a_filter_narrows_the_charts(ctx: AppContext) -> None:
     values, ids = _controls(RunView(runs=("dsr1",), offload=("dram",)).controls())
-    search, *_rest = RunCallbacks(ctx).on_controls(values, ids, "?unofficialRun=dsr1")
+    search, *_rest = RunCallbacks(ctx).on_controls(values, ids, "?unofficialRun=dsr1", None)
     main = _rest[1]
     assert search == "?unofficialRun=dsr1&offload=dram"
-    names = {t["name"] for t in main["data"] if "markers" in t["mode"]}
+    names = {t["name"] for t in main["data"] if "markers" in t["mode"] and t["meta"] != "pinned"}
     assert names == {"TP4 EP4 | no spec | kv dram", "TP8 EP8 | no spec | kv dram"}
 
 
 def test_a_new_run_set_navigates(ctx: AppContext) -> None:
     values, ids = _controls(RunView(runs=("dsr1", "dsr1-rerun"), hide=("x~dsr1",)).controls())
-    out = RunCallbacks(ctx).on_controls(values, ids, "?unofficialRun=dsr1")
+    out = RunCallbacks(ctx).on_controls(values, ids, "?unofficialRun=dsr1", None)
     assert out[:2] == (no_update, "/inference?unofficialRun=dsr1,dsr1-rerun")
 
 
@@ -89,9 +89,31 @@ def test_clicking_a_point_pins_it_with_every_column(ctx: AppContext) -> None:
 
 
 def test_legend_clicks_write_hidden_arms() -> None:
-    assert RunCallbacks.on_legend(
-        [{"visible": ["legendonly"]}, [1]], ["envelope~r", "a~r"], []
-    ) == ["a~r"]
+    tokens = {"main": ["envelope~r", "a~r"], "second": []}
+    assert RunCallbacks.on_legend([{"visible": ["legendonly"]}, [1]], tokens, []) == ["a~r"]
+
+
+def test_display_only_changes_patch_the_drawn_charts(ctx: AppContext) -> None:
+    cb = RunCallbacks(ctx)
+    view = RunView(runs=("dsr1",))
+    first = cb.on_controls(
+        *_controls(view.controls()), "?unofficialRun=dsr1&y=output_tput_per_gpu", None
+    )
+    tokens = first[4]
+    hidden = tokens["main"][2]
+    out = cb.on_controls(
+        *_controls(view.replace(logy=True, hide=(hidden,)).controls()), "?" + view.query(), tokens
+    )
+    assert out[0] == f"?unofficialRun=dsr1&hide={hidden}&logy=1" and out[4] is no_update
+    ops = {
+        tuple(op["location"]): op["params"]["value"] for op in out[2].to_plotly_json()["operations"]
+    }
+    assert ops[("layout", "yaxis", "type")] == "log"
+    assert ops[("data", 2, "visible")] == "legendonly" and ops[("data", 0, "visible")] is True
+    neutral = cb.on_controls(
+        *_controls(view.replace(tab="al").controls()), "?" + view.query(), tokens
+    )
+    assert neutral[2] is no_update and neutral[3] is no_update
 
 
 def test_index_filters_and_selection(ctx: AppContext) -> None:

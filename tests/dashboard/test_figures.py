@@ -6,7 +6,7 @@ from typing import Any
 
 import polars as pl
 
-from dashboard import figures
+from dashboard import figures, series, style
 from dashboard.data import DataSource, RunData
 from dashboard.pages.run import main_figure
 from dashboard.state import RunView
@@ -46,7 +46,11 @@ def _layout(fig: dict[str, Any]) -> _T:
 
 
 def _points(fig: dict[str, Any]) -> list[_T]:
-    return [t for t in _data(fig) if t.mode and "markers" in t.mode and t.meta not in ("pinned",)]
+    return [
+        t
+        for t in _data(fig)
+        if t.mode and "markers" in t.mode and t.meta != "pinned" and t.x != [None]
+    ]
 
 
 def test_one_point_trace_and_one_frontier_line_per_arm_plus_the_envelope(
@@ -86,7 +90,7 @@ def test_concurrency_labels_and_hover_carry_config_requests_and_al(source: DataS
 
 def test_hidden_arms_stay_in_the_legend_as_legend_only(source: DataSource) -> None:
     arm = _run(source).facets["arm"][0].value
-    fig = main_figure(_run(source), DSR1.replace(hide=(figures.token(arm, "dsr1"),)))
+    fig = main_figure(_run(source), DSR1.replace(hide=(style.token(arm, "dsr1"),)))
     hidden = {t.name for t in _data(fig) if t.visible == "legendonly"}
     assert hidden == {ARMS[0]}
 
@@ -162,7 +166,7 @@ def test_legend_clicks_become_hidden_tokens() -> None:
 
 def test_series_figure_draws_one_panel_per_metric() -> None:
     assert (
-        figures.series_figure(pl.DataFrame(schema={c.value: pl.String for c in SeriesCol})) is None
+        series.series_figure(pl.DataFrame(schema={c.value: pl.String for c in SeriesCol})) is None
     )
     rows = [
         {
@@ -179,7 +183,7 @@ def test_series_figure_draws_one_panel_per_metric() -> None:
         )
         for t in range(5)
     ]
-    fig = figures.series_figure(pl.DataFrame(rows))
+    fig = series.series_figure(pl.DataFrame(rows))
     assert fig is not None
     assert [a.text for a in fig.layout.annotations] == [
         "vllm:kv_cache_usage_perc",
@@ -203,5 +207,8 @@ def test_compare_figure_dashes_the_base(source: DataSource) -> None:
 
 def test_arms_that_share_a_label_are_told_apart_by_what_differs(source: DataSource) -> None:
     names = dict(_run(source, RunView(runs=("mtp",))).names.iter_rows())
-    assert sorted(names.values()) == ["1k/1k · TP8 EP1 | MTP | kv none", "8k/1k · TP8 EP1 | MTP | kv none"]
+    assert sorted(names.values()) == [
+        "1k/1k · TP8 EP1 | MTP | kv none",
+        "8k/1k · TP8 EP1 | MTP | kv none",
+    ]
     assert set(dict(_run(source).names.iter_rows()).values()) == set(ARMS)

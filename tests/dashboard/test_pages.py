@@ -93,3 +93,21 @@ def test_the_launch_panel_is_off_unless_configured(ctx: AppContext) -> None:
     assert '"disabled": true' in json.dumps(
         page.to_plotly_json(), default=lambda o: o.to_plotly_json()
     )
+
+
+def test_each_page_loads_only_the_scripts_it_needs(
+    client: Any, source: Any, monkeypatch: Any
+) -> None:
+    import dashboard.app
+
+    run = client.get("/inference?unofficialRun=dsr1").get_data(as_text=True)
+    assert "plotly-basic-4.1.1.min.js" in run and "plotly-gl2d" not in run
+    assert "data-lazy-script" in run and "polyfill@" not in run and "dash_table/bundle" not in run
+    assert "plotly-" not in client.get("/").get_data(as_text=True)
+    assert "dash_ag_grid.v" in client.get("/").get_data(as_text=True)
+    monkeypatch.setattr(dashboard.app, "WEBGL_THRESHOLD", 50)
+    charts_of = dashboard.app.plotly_bundle(source)
+    assert charts_of("/inference", "unofficialRun=dsr1") == "basic"
+    assert charts_of("/inference", "unofficialRun=dsr1,dsr1-rerun") == "gl2d"
+    assert charts_of("/compare", "base=dsr1&candidate=dsr1-rerun") == "gl2d"
+    assert charts_of("/jobs", "") is None

@@ -26,16 +26,25 @@ def _serve(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[Any, dict[str, 
     return result, calls
 
 
-def test_serve_runs_waitress_on_localhost_and_prints_a_run_page(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serve_runs_waitress_on_localhost_and_prints_a_run_page(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     result, calls = _serve(monkeypatch, "--store", str(store.root))
     assert (calls["host"], calls["port"], calls["threads"]) == ("127.0.0.1", 8050, 8)
     assert isinstance(calls["wsgi"], Flask)
-    assert "open a sample run: http://127.0.0.1:8050/inference?unofficialRun=dsr1&at=40&ab=kv_offloading&tab=deltas" in result.output
+    assert (
+        "open a sample run: http://127.0.0.1:8050/inference?unofficialRun=dsr1&at=40&ab=kv_offloading&tab=deltas"
+        in result.output
+    )
     assert "warning" not in result.output
 
 
-def test_serving_beyond_localhost_without_a_token_warns(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    result, calls = _serve(monkeypatch, "--store", str(store.root), "--host", "0.0.0.0", "--port", "9000")
+def test_serving_beyond_localhost_without_a_token_warns(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result, calls = _serve(
+        monkeypatch, "--store", str(store.root), "--host", "0.0.0.0", "--port", "9000"
+    )
     assert (calls["host"], calls["port"]) == ("0.0.0.0", 9000)
     assert "launching and fetching from the web are refused" in result.output
 
@@ -48,7 +57,9 @@ def test_dev_server_is_opt_in(store: Store, monkeypatch: pytest.MonkeyPatch) -> 
     assert runs == [{"host": "127.0.0.1", "port": 8050, "debug": False}]
 
 
-def test_the_wsgi_target_is_built_lazily_from_the_environment(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_wsgi_target_is_built_lazily_from_the_environment(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PARETOLENS_STORE", str(store.root))
     monkeypatch.setattr(dashboard.app, "_server", None)
     server = dashboard.app.server

@@ -109,7 +109,7 @@ def _read(spec: dict[str, Any]) -> dict[str, Any]:
                 last[rid] = max(n, last.get(rid, 0))
                 store.rejects([rid])
                 store.timeseries([rid])
-                store.scan_points([rid]).filter(pl.col(Col.CONC) > 0).collect()
+                store.collect(lambda lf: lf.filter(pl.col(Col.CONC) > 0), [rid])
             reads += 1
         except Exception as exc:  # the test asserts there are none; keep reading to count them
             where = traceback.extract_tb(exc.__traceback__)[-4:]

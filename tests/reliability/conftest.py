@@ -20,8 +20,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     section = _section(report.nodeid)
     if section is None:
         return
+    outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-        figures.tally(section, report.outcome, report.duration)
+        figures.tally(section, outcome, report.duration)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

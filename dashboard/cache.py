@@ -1,0 +1,55 @@
+"""A small thread-safe LRU and the store fingerprint that invalidates it on every ingest."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ingest.store import Store, run_key
+
+T = TypeVar("T")
+
+
+class LRU:
+    """A small thread-safe LRU of computed values."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]  # type: ignore[no-any-return]
+        value = make()
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+
+def _stat(path: Path) -> tuple[str, int, int]:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return (path.name, 0, 0)
+    return (path.name, st.st_mtime_ns, st.st_size)
+
+
+def store_version(store: Store, run_ids: Sequence[str] | None) -> tuple[Any, ...]:
+    """A cheap fingerprint of the store files a view reads (changes on every ingest)."""
+    files = [store.runs_path, store.rejects_path]
+    if run_ids is None:
+        files.extend(
+            sorted(store.points_dir.glob("run=*.parquet")) if store.points_dir.exists() else []
+        )
+    else:
+        files.extend(store.points_dir / f"run={run_key(r)}.parquet" for r in run_ids)
+    return tuple(_stat(f) for f in files)

@@ -1,0 +1,93 @@
+"""What a run view selects: its filter expression, the options of every filter, arm names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from dashboard.state import FILTERS, RunView, seq_label
+from dashboard.tables import ARM_NAME
+from ingest.schema import Col
+
+
+def filter_expr(view: RunView) -> pl.Expr:
+    """The row filter of a view's filter fields (all rows when none is set)."""
+    expr = pl.lit(True)
+    for name, _, col in FILTERS:
+        values = getattr(view, name)
+        if not values:
+            continue
+        if col is None:
+            expr = expr & _seq_col().is_in(list(values))
+        else:
+            expr = expr & pl.col(col).cast(pl.String).is_in(list(values))
+    return expr
+
+
+def _seq_col() -> pl.Expr:
+    return (
+        pl.when(pl.col(Col.ISL).is_null() | pl.col(Col.OSL).is_null())
+        .then(pl.lit("trace"))
+        .otherwise(pl.format("{}/{}", Col.ISL, Col.OSL))
+    )
+
+
+@dataclass(frozen=True)
+class Option:
+    """One choice of a filter: its value, menu label and how many points have it."""
+
+    value: str
+    label: str
+    count: int
+
+
+# Identity fields that name an arm when its label alone is ambiguous in a view.
+_NAME_PARTS: tuple[str, ...] = (
+    Col.MODEL_PREFIX,
+    Col.HW,
+    Col.FRAMEWORK,
+    Col.PRECISION,
+    "seq",
+    Col.SCENARIO,
+)
+
+
+def arm_names(points: pl.DataFrame) -> pl.DataFrame:
+    """`arm_id`, `arm_name`: the arm label, prefixed with the identity fields (hardware,
+    framework, precision, isl/osl, ...) that differ between the view's arms, so two arms never
+    share a legend entry (the label itself leaves those fields out)."""
+    arms = points.select(
+        Col.ARM_ID, Col.ARM_LABEL, Col.MODEL_PREFIX, Col.HW, Col.FRAMEWORK, Col.PRECISION, Col.SCENARIO,
+        _seq_col().map_elements(seq_label, return_dtype=pl.String).alias("seq"),
+    ).unique(Col.ARM_ID, keep="first")  # fmt: skip
+    varying = [c for c in _NAME_PARTS if arms.get_column(c).n_unique() > 1]
+    prefix = pl.concat_str(
+        [pl.col(c).cast(pl.String) for c in varying], separator=" ", ignore_nulls=True
+    )
+    name = pl.format("{} · {}", prefix, Col.ARM_LABEL) if varying else pl.col(Col.ARM_LABEL)
+    return arms.select(Col.ARM_ID, name.alias(ARM_NAME))
+
+
+def facets(points: pl.DataFrame) -> dict[str, list[Option]]:
+    """The options of every filter, from the (unfiltered) points of the view's runs."""
+    out: dict[str, list[Option]] = {}
+    for name, _, col in FILTERS:
+        if col == Col.ARM_ID:
+            frame = (
+                points.group_by(Col.ARM_ID)
+                .agg(pl.len().alias("n"))
+                .join(arm_names(points), on=Col.ARM_ID)
+                .rename({ARM_NAME: "label"})
+            )
+            opts = [
+                Option(str(r[Col.ARM_ID]), str(r["label"]), int(r["n"]))
+                for r in frame.sort("label", Col.ARM_ID).iter_rows(named=True)
+            ]
+        else:
+            values = _seq_col() if col is None else pl.col(col).cast(pl.String)
+            frame = points.select(values.alias("v")).group_by("v").len().drop_nulls().sort("v")
+            label = seq_label if col is None else str
+            opts = [Option(str(v), label(str(v)), int(n)) for v, n in frame.iter_rows()]
+        out[name] = opts
+    return out

@@ -1,0 +1,272 @@
+"""How the charts look: the palette, escaping, the shared layout, hover text and trace pieces.
+
+Colours are the Okabe-Ito palette (colour-blind safe; Paul Tol's "muted" past eight arms), one
+per arm; marker shapes tell runs apart; dominated points are faded, post-cliff points hollow,
+invalid points grey crosses. Every string from a result file is escaped before plotly sees it
+(plotly renders a few HTML tags in labels and hovers). Traces are plain dicts: plotly's object
+model validates every property, which costs seconds at thousands of traces.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from dashboard.state import X2_CHOICES, X_CHOICES, Y_CHOICES, choice_label
+from dashboard.tables import ARM_NAME
+from ingest.schema import SPECS, Col
+
+Figure = dict[str, Any]
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+# Past eight arms: Paul Tol's "muted" scheme, also colour-blind safe, then the cycle repeats.
+TOL_MUTED = (
+    "#332288",
+    "#88CCEE",
+    "#44AA99",
+    "#117733",
+    "#999933",
+    "#DDCC77",
+    "#CC6677",
+    "#882255",
+    "#AA4499",
+)
+PALETTE = OKABE_ITO + TOL_MUTED
+RUN_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "pentagon", "hexagon", "star", "cross")
+RUN_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+ENVELOPE_COLOR = "#7f7f7f"
+INVALID_COLOR = "#9a9a9a"
+WEBGL_THRESHOLD = 1000
+LABEL_LIMIT = 400
+MAX_SERIES = 40
+FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
+SEP = "~"  # legend-group token separator: arm~run (never in a run id)
+VERDICTS = ("frontier", "dominated", "post_cliff", "invalid")
+VERDICT_OPACITY = {"frontier": 1.0, "dominated": 0.35, "post_cliff": 0.9, "invalid": 0.6}
+
+
+def inert(value: object) -> str:
+    """A string plotly will show as text, never as markup."""
+    return html.escape("" if value is None else str(value), quote=False)
+
+
+def inert_expr(expr: pl.Expr) -> pl.Expr:
+    return (
+        expr.cast(pl.String)
+        .fill_null("")
+        .str.replace_all("&", "&amp;", literal=True)
+        .str.replace_all("<", "&lt;", literal=True)
+        .str.replace_all(">", "&gt;", literal=True)
+    )
+
+
+def arm_color(index: int) -> str:
+    """Colour of the arm with this index."""
+    return PALETTE[index % len(PALETTE)]
+
+
+def axis_title(col: str) -> str:
+    """'Interactivity, median (tok/s/user)': menu label plus unit."""
+    label = choice_label((*X_CHOICES, *X2_CHOICES, *Y_CHOICES), col)
+    unit = SPECS[Col(col)].unit if col in SPECS else ""
+    return f"{label} ({unit})" if unit else label
+
+
+def token(arm_id: object, run_id: object) -> str:
+    """Legend-group token of an arm in a run (what `hide=` lists)."""
+    return f"{arm_id}{SEP}{run_id}"
+
+
+def base_layout(
+    title: str, x: str, y: str, logx: bool, logy: bool, revision: str
+) -> dict[str, Any]:
+    """The shared chart layout: light theme, units on both axes, zoom kept across updates."""
+    axis = {"gridcolor": "#e3e3e3", "zeroline": False, "linecolor": "#888", "ticks": "outside"}
+    return {
+        "title": {"text": title, "x": 0.01, "font": {"size": 15}},
+        "font": {"family": FONT, "size": 12, "color": "#222"},
+        "paper_bgcolor": "#ffffff",
+        "plot_bgcolor": "#ffffff",
+        "margin": {"l": 64, "r": 12, "t": 44, "b": 52},
+        "height": 470,
+        "hovermode": "closest",
+        "hoverlabel": {"font": {"family": FONT, "size": 12}, "align": "left"},
+        "legend": {
+            "title": {"text": "Arms (click to hide)"},
+            "font": {"size": 11},
+            "groupclick": "togglegroup",
+            "itemsizing": "constant",
+        },
+        "xaxis": {**axis, "title": {"text": axis_title(x)}, "type": "log" if logx else "linear"},
+        "yaxis": {
+            **axis,
+            "title": {"text": axis_title(y)},
+            "type": "log" if logy else "linear",
+            "rangemode": "normal" if logy else "tozero",
+        },
+        "uirevision": revision,
+    }
+
+
+def hovertemplate(x: str, y: str, compact: bool = False) -> str:
+    """The hover of a point: arm, run, conc, both axes, verdict and why, requests, AL, config
+    (compact: without the why and the config, for charts of thousands of points)."""
+    ux, uy = SPECS[Col(x)].unit, SPECS[Col(y)].unit
+    why = "" if compact else " — %{customdata[5]}"
+    config = "" if compact else "<br>%{customdata[9]}"
+    return (
+        "<b>%{customdata[2]}</b><br>run %{customdata[1]} · conc %{customdata[3]}<br>"
+        f"{x}: %{{x:.4g}} {ux}<br>{y}: %{{y:.5g}} {uy}<br>"
+        f"verdict: <b>%{{customdata[4]}}</b>{why}<br>"
+        "requests ok/total: %{customdata[6]} · error rate %{customdata[7]}<br>"
+        f"AL: %{{customdata[8]}}{config}<extra></extra>"
+    )
+
+
+def _num(col: str, digits: int) -> pl.Expr:
+    v = pl.col(col).cast(pl.Float64)
+    return (
+        pl.when(v.is_null() | v.is_nan())
+        .then(pl.lit("–"))
+        .otherwise(v.round_sig_figs(digits).cast(pl.String))
+    )
+
+
+def name_column(rows: pl.DataFrame) -> str:
+    """The column naming arms: the view's disambiguated names when present, else the label."""
+    return ARM_NAME if ARM_NAME in rows.columns else Col.ARM_LABEL
+
+
+def customdata(rows: pl.DataFrame, compact: bool = False) -> list[tuple[str, ...]]:
+    """Hover fields of each row, escaped (see `hovertemplate` for their order; compact leaves
+    the why and the config empty)."""
+    al = pl.col(Col.AL_MEASURED).cast(pl.Float64)
+    al_text = (
+        pl.when(al.is_null())
+        .then(pl.lit("not measured"))
+        .otherwise(
+            pl.format(
+                "{} tokens/step ({})",
+                al.round_sig_figs(3).cast(pl.String),
+                inert_expr(pl.col(Col.AL_SOURCE)),
+            )
+        )
+    )
+    synthetic = pl.col(Col.SYNTHETIC_AL).cast(pl.Float64)
+    al_text = (
+        pl.when(synthetic.is_not_null())
+        .then(pl.format("{} · synthetic {}", al_text, synthetic.round_sig_figs(3).cast(pl.String)))
+        .otherwise(al_text)
+    )
+    gpus = pl.format("{} GPUs", pl.col(Col.NUM_GPUS).cast(pl.String).fill_null("?"))
+    config = pl.concat_str(
+        [inert_expr(pl.col(c)) for c in (Col.HW, Col.FRAMEWORK, Col.PRECISION)]
+        + [gpus, inert_expr(pl.col(Col.IMAGE))],
+        separator=" · ",
+    )
+    fields = [
+        inert_expr(pl.col(Col.POINT_ID)), inert_expr(pl.col(Col.RUN_ID)), inert_expr(pl.col(name_column(rows))),
+        pl.col(Col.CONC).cast(pl.String).fill_null(""), inert_expr(pl.col("verdict")), inert_expr(pl.col("reason")),
+        pl.format("{}/{}", _num(Col.NUM_REQUESTS_SUCCESSFUL, 6), _num(Col.NUM_REQUESTS_TOTAL, 6)),
+        _num(Col.ERROR_RATE, 3), al_text.fill_null("not measured"), config.str.replace_all(" ·  · ", " · ", literal=True),
+    ]  # fmt: skip
+    if compact:
+        fields[5] = fields[9] = pl.lit("")
+    out = rows.select(e.alias(f"c{i}") for i, e in enumerate(fields))
+    return out.rows()
+
+
+def _symbols(rows: pl.DataFrame, run_index: dict[str, int]) -> list[str]:
+    base = rows.get_column(Col.RUN_ID).replace_strict(
+        {r: RUN_SYMBOLS[i % len(RUN_SYMBOLS)] for r, i in run_index.items()},
+        default=RUN_SYMBOLS[0],
+        return_dtype=pl.String,
+    )
+    verdict = rows.get_column("verdict")
+    return (
+        pl.DataFrame({"b": base, "v": verdict})
+        .select(
+            pl.when(pl.col("v") == "invalid").then(pl.lit("x-thin-open"))
+            .when(pl.col("v") == "post_cliff").then(pl.col("b") + "-open")
+            .otherwise(pl.col("b"))
+        )
+        .to_series()
+        .to_list()
+    )  # fmt: skip
+
+
+def _labels(rows: pl.DataFrame, mode: str) -> list[str]:
+    col = Col.CONC if mode == "conc" else Col.NUM_GPUS
+    return rows.get_column(col).cast(pl.String).fill_null("").to_list()
+
+
+def points_trace(
+    rows: pl.DataFrame,
+    *,
+    kind: str,
+    name: str,
+    color: Any,
+    run_index: dict[str, int],
+    labels: str | None,
+    template: str,
+    tok: str = "",
+    hidden: bool = False,
+) -> dict[str, Any]:
+    verdicts = rows.get_column("verdict").to_list()
+    trace: dict[str, Any] = {
+        "type": kind, "x": rows.get_column("x").to_list(), "y": rows.get_column("y").to_list(),
+        "mode": "markers+text" if labels else "markers", "name": name,
+        "marker": {"color": color, "symbol": _symbols(rows, run_index), "size": 9,
+                   "opacity": [VERDICT_OPACITY.get(v, 1.0) for v in verdicts],
+                   "line": {"width": 1.5, "color": color}},
+        "customdata": customdata(rows, compact=kind == "scattergl"), "hovertemplate": template, "legendgroup": tok, "meta": tok,
+        "visible": "legendonly" if hidden else True,
+    }  # fmt: skip
+    if labels:
+        trace.update(
+            text=_labels(rows, labels),
+            textposition="top center",
+            textfont={"size": 10, "color": "#333"},
+        )
+    return trace
+
+
+def line_trace(
+    xs: Sequence[float | None],
+    ys: Sequence[float | None],
+    *,
+    name: str,
+    color: str,
+    dash: str = "solid",
+    width: float = 2,
+    tok: str = "",
+    hidden: bool = False,
+    **kw: Any,
+) -> dict[str, Any]:
+    return {
+        "type": "scatter", "x": list(xs), "y": list(ys), "mode": "lines", "name": name, "showlegend": False,
+        "hoverinfo": "skip", "line": {"color": color, "width": width, "dash": dash}, "legendgroup": tok,
+        "meta": tok, "visible": "legendonly" if hidden else True, **kw,
+    }  # fmt: skip
+
+
+def drawable(plane: pl.DataFrame, frontier_only: bool) -> pl.DataFrame:
+    x, y = pl.col("x"), pl.col("y")
+    rows = plane.filter(x.is_not_null() & y.is_not_null() & (x > 0) & (y > 0))
+    if frontier_only:
+        rows = rows.filter((pl.col("verdict") == "frontier") | pl.col("on_arm_frontier"))
+    return rows
+
+
+def legend_trace(
+    name: str, color: str, symbol: str, tok: str, *, hidden: bool = False
+) -> dict[str, Any]:
+    """A legend entry drawn at full strength (a series' own swatch would copy its first point's
+    fading); it shares the series' legend group, so clicking it toggles the whole series."""
+    return {
+        "type": "scatter", "x": [None], "y": [None], "mode": "markers", "name": name,
+        "marker": {"color": color, "symbol": symbol, "size": 9}, "hoverinfo": "skip",
+        "legendgroup": tok, "meta": tok, "visible": "legendonly" if hidden else True,
+    }  # fmt: skip

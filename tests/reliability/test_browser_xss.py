@@ -1,0 +1,163 @@
+"""Strings from result files render inert in a real browser (headless Debian chromium).
+
+Run titles and branch names (run metadata), model ids, framework, precision and hardware names,
+spec-decoding names (so arm labels), image names and a file name are all script payloads that
+would set `window.__xss` (or call alert) if any page put them into the DOM as HTML. The index, the
+run page, the points page and the compare page are opened; nothing may execute, no alert may be
+open, the console may not show a payload's error, and the literal strings must be shown as text.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from ingest.pipeline import ingest_paths
+from ingest.schema import RunCol
+from ingest.store import Store
+from paretolens.settings import Settings
+from tests.reliability import figures
+from tests.reliability._support import FIXTURES
+from tests.reliability.make_hostile import AGG
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+RUN, OTHER = "xss-run", "plain-run"
+TITLE = "<script>window.__xss='title'</script>"
+BRANCH = "<img src=x onerror=\"window.__xss='branch'\">"
+FIELDS = {
+    "model": "<svg onload=\"window.__xss='model'\">",
+    "framework": "\"><script>window.__xss='framework'</script>",
+    "precision": "<iframe srcdoc=\"<script>parent.__xss='precision'</script>\"></iframe>",
+    "image": "<a href=\"javascript:window.__xss='image'\">img</a>",
+    "spec_decoding": "<img src=x onerror=alert('spec')>",
+}
+FILE = "<img src=x onerror=window.__xss=1>.json"
+# What each page must show literally (arm labels upper-case the spec-decoding name).
+SHOWN = {
+    "/": [TITLE, BRANCH],
+    f"/inference?unofficialRun={RUN}": [TITLE, BRANCH, FIELDS["spec_decoding"].upper()],
+    f"/points?unofficialRun={RUN}": [FIELDS["model"], FIELDS["framework"]],
+    f"/compare?base={RUN}&candidate={OTHER}": [FIELDS["spec_decoding"].upper()],
+}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    tmp = tmp_path_factory.mktemp("xss")
+    run = tmp / "files"
+    run.mkdir()
+    for conc in (4, 8, 16, 32):
+        doc = {**AGG, **FIELDS, "conc": conc, "tput_per_gpu": AGG["tput_per_gpu"] * conc / 4}
+        (run / f"agg_conc{conc}.json").write_text(json.dumps(doc))
+    (run / FILE).write_text(json.dumps({**AGG, **FIELDS, "conc": 64}))
+    st = Store(tmp / "store")
+    ingest_paths([run], st, run_id=RUN, run_meta={RunCol.TITLE: TITLE, RunCol.BRANCH: BRANCH})
+    ingest_paths([FIXTURES / "inferencex" / "agg_fixed_seq"], st, run_id=OTHER)
+    assert st.points([RUN]).height == 5
+    return st
+
+
+@contextmanager
+def _served(wsgi: Any) -> Iterator[str]:
+    from waitress.server import create_server
+
+    server = create_server(wsgi, host="127.0.0.1", port=0, threads=4, ident="paretolens-xss")
+    thread = threading.Thread(target=server.run, name="waitress-xss", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.effective_port}"
+    finally:
+        server.close()
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.skip("needs /usr/bin/chromium and /usr/bin/chromedriver (Debian chromium)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="paretolens-xss-chromium-")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = str(CHROMIUM)
+    for arg in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--window-size=1440,900",
+    ):
+        opts.add_argument(arg)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    drv = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
+    drv.set_page_load_timeout(60)
+    try:
+        yield drv
+    finally:
+        drv.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _wait(driver: Any, check: Any, timeout: float = 30.0) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: check(d) or False)
+
+
+def _alert_open(driver: Any) -> bool:
+    from selenium.common.exceptions import NoAlertPresentException
+
+    try:
+        driver.switch_to.alert.dismiss()
+    except NoAlertPresentException:
+        return False
+    return True
+
+
+@pytest.mark.timeout(180)
+def test_result_strings_render_as_inert_text(store: Store, driver: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    from dashboard.app import create_app
+
+    app = create_app(store, Settings(store=store.root, host="127.0.0.1", token=None))
+    with _served(app.server) as base:
+        for path, literals in SHOWN.items():
+            driver.get(base + path.replace(RUN, quote(RUN)))
+            _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#page > *"))
+            text = ""
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:  # the grids and charts fill in after the shell
+                text = driver.find_element(By.TAG_NAME, "body").text
+                if all(lit in text for lit in literals):
+                    break
+                time.sleep(0.25)
+            time.sleep(1.0)  # give any injected handler (onload, onerror) time to run
+            missing = [lit for lit in literals if lit not in text]
+            assert not missing, f"{path}: not shown literally: {missing}"
+            assert driver.execute_script("return window.__xss === undefined"), path
+            assert not _alert_open(driver), f"{path}: an alert opened"
+            logs = [e["message"] for e in driver.get_log("browser")]
+            bad = [m for m in logs if "__xss" in m or "alert" in m.lower() or "ReferenceError" in m]
+            assert not bad, f"{path}: {bad}"
+            figures.add("security", "browser_pages_checked")
+            figures.add("security", "browser_literals_shown", len(literals))
+    figures.put("security", "browser_payload_fields", sorted([*FIELDS, "title", "branch", "file"]))
