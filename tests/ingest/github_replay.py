@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import io
 import json
-import threading
-import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests.loopback import loopback_server
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-
-
-def zip_bytes(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return buf.getvalue()
 
 
 @dataclass
@@ -43,32 +33,12 @@ class Replay:
 
 @contextmanager
 def serve(replay: Replay) -> Iterator[Replay]:
-    class Handler(BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            replay.requests.append((self.command, self.path, dict(self.headers), body))
-            key = self.path.split("?")[0]
-            status, data, headers = replay.routes.get(key, (404, b'{"message": "Not Found"}', {}))
-            self.send_response(status)
-            for k, v in headers.items():
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def handle(
+        method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, bytes, dict[str, str]]:
+        replay.requests.append((method, path, headers, body))
+        return replay.routes.get(path.split("?")[0], (404, b'{"message": "Not Found"}', {}))
 
-        do_GET = _answer
-        do_POST = _answer
-
-        def log_message(self, *args: object) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    replay.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with loopback_server(handle) as url:
+        replay.url = url
         yield replay
-    finally:
-        server.shutdown()
-        server.server_close()

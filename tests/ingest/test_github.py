@@ -14,8 +14,9 @@ from ingest.github import GitHubClient, GitHubError, fetch_run, newest_artifacts
 from ingest.schema import Col, RunCol
 from ingest.store import Store
 from paretolens.cli import app
+from tests.loopback import zip_bytes
 
-from .github_replay import FIXTURES, Replay, serve, zip_bytes
+from .github_replay import FIXTURES, Replay, serve
 
 RUN = "29820102138"
 REPO = "SemiAnalysisAI/InferenceX"

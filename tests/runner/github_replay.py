@@ -10,32 +10,23 @@ recorded.
 from __future__ import annotations
 
 import copy
-import io
 import json
 import threading
-import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.loopback import loopback_server, zip_bytes
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GH = FIXTURES / "github" / "run_29820102138"
 AGG_DIR = FIXTURES / "inferencex" / "agentic_agg" / "kimik2.7_tp4_sweep_29003473063"
 REPO = "SemiAnalysisAI/InferenceX"
 WORKFLOW = "e2e-tests.yml"
-
-
-def zip_bytes(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return buf.getvalue()
 
 
 def agg_bmk() -> bytes:
@@ -148,45 +139,23 @@ class GitHubReplay:
 
 @contextmanager
 def serve(replay: GitHubReplay) -> Iterator[GitHubReplay]:
-    class Handler(BaseHTTPRequestHandler):
-        def _handle(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            split = urlsplit(self.path)
-            req = Request(
-                self.command,
-                split.path,
-                parse_qs(split.query),
-                dict(self.headers),
-                json.loads(raw) if raw else None,
-            )
-            replay.requests.append(req)
-            status, doc = replay.answer(req)
-            data = (
-                doc
-                if isinstance(doc, bytes)
-                else (b"" if doc is None else json.dumps(doc).encode())
-            )
-            self.send_response(status)
-            self.send_header(
-                "Content-Type", "application/zip" if isinstance(doc, bytes) else "application/json"
-            )
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def handle(
+        method: str, path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, bytes, dict[str, str]]:
+        split = urlsplit(path)
+        req = Request(
+            method, split.path, parse_qs(split.query), headers, json.loads(raw) if raw else None
+        )
+        replay.requests.append(req)
+        status, doc = replay.answer(req)
+        if isinstance(doc, bytes):
+            return status, doc, {"Content-Type": "application/zip"}
+        return (
+            status,
+            b"" if doc is None else json.dumps(doc).encode(),
+            {"Content-Type": "application/json"},
+        )
 
-        do_GET = _handle
-        do_POST = _handle
-
-        def log_message(self, *args: object) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    replay.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with loopback_server(handle) as url:
+        replay.url = url
         yield replay
-    finally:
-        server.shutdown()
-        server.server_close()
