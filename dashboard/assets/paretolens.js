@@ -40,6 +40,8 @@
       whenPlotted("main-chart", function () {
         runLazyScripts(function () { window.dash_clientside.set_props("tables-ready", { data: Date.now() }); });
       });
+    } else if (n > 50 && document.querySelector("#page > *")) {
+      runLazyScripts(function () {});  // a page without the chart (e.g. a run not in the store)
     } else if (n < 1500) {
       setTimeout(function () { waitForChart(n + 1); }, 20);
     }

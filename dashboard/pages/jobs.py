@@ -116,13 +116,15 @@ def job_detail(app: AppContext, view: JobsView) -> Any:
     log: list[Any] = []
     if point:
         links = [
-            html.A(label, href=urls.jobs(view.replace(point=point, stream=s)), className="export")
+            html.B(label)
+            if s == view.stream
+            else html.A(label, href=urls.jobs(view.replace(point=point, stream=s)))
             for s, label in LOG_STREAMS
         ]
         tail = service.log_tail(app.source.store, st.id, point, view.stream)  # type: ignore[arg-type]
         log = [
             html.H4(["Log of ", html.Code(point), f" ({view.stream}) "]),
-            html.Span(links, className="small"),
+            html.Span(links, className="small log-streams"),
             html.Pre(tail or "(empty so far)", id=Id.JOB_LOG),
         ]
     exports = c.export_links("jobs", JobsView(job=st.id).query(), label="Points")

@@ -39,7 +39,7 @@ def _known_runs(app: AppContext) -> html.Div:
     items = [
         html.Li(
             html.A(
-                f"{r[RunCol.RUN_ID]} — {r[RunCol.TITLE] or ''}",
+                " — ".join(str(v) for v in (r[RunCol.RUN_ID], r[RunCol.TITLE]) if v),
                 href=urls.runs(str(r[RunCol.RUN_ID])),
             )
         )

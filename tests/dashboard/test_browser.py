@@ -20,7 +20,6 @@ from ingest.store import Store
 from paretolens.settings import Settings
 from runner import service
 
-from ..ingest.github_replay import Replay, serve
 from .browser import (
     axis_title,
     chart_points,
@@ -34,7 +33,7 @@ from .browser import (
     wait_chart,
 )
 from .conftest import TOKEN, serving
-from .test_security import GH_RUN, _github
+from .github import GH_RUN, github_api
 
 pytestmark = pytest.mark.browser
 
@@ -141,14 +140,13 @@ def test_the_compare_page_shows_uplift_and_the_pr_markdown(driver: Any, live_url
 
 
 def test_a_missing_run_is_fetched_with_visible_progress(driver: Any, tmp_path: Path) -> None:
-    with serve(Replay()) as blobs, serve(Replay()) as api:
-        _github(api, blobs)
+    with github_api() as api:
         settings = Settings(
             store=tmp_path / "s",
             host="127.0.0.1",
             token=None,
             github_token=SecretStr("ghp_x"),
-            github_api_url=api.url,
+            github_api_url=api,
             launch_enabled=False,
         )
         with serving(create_app(Store(tmp_path / "s"), settings)) as url:

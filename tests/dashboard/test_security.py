@@ -16,12 +16,10 @@ from ingest.store import Store
 from paretolens.settings import Settings
 from runner import service
 
-from ..ingest.github_replay import FIXTURES, Replay, serve, zip_bytes
 from .conftest import TOKEN
+from .github import GH_RUN, github_api
 
-GH_RUN = "29820102138"
 PRUNED_CONCS = [1, 4, 8]
-REPO = "SemiAnalysisAI/InferenceX"
 
 
 def _settings(root: Path, **kw: Any) -> Settings:
@@ -79,30 +77,10 @@ def test_fetch_is_refused_beyond_localhost_without_a_token(tmp_path: Path) -> No
     assert resp.status_code == 403 and "beyond localhost" in resp.get_data(as_text=True)
 
 
-def _github(api: Replay, blobs: Replay) -> None:
-    gh = FIXTURES / "github" / f"run_{GH_RUN}"
-    api.json(
-        f"/repos/{REPO}/actions/runs/{GH_RUN}", json.loads((gh / "github_run.json").read_text())
-    )
-    listing = json.loads((gh / "github_artifacts.json").read_text())
-    agg = FIXTURES / "inferencex" / "agentic_agg" / "kimik2.7_tp4_sweep_29003473063"
-    rows = json.dumps(
-        [json.loads(p.read_text()) for p in sorted(agg.glob("kimik2.7_*.json"))]
-    ).encode()
-    for a in listing["artifacts"]:
-        a["archive_download_url"], a["digest"] = f"{blobs.url}/dl/{a['id']}.zip", None
-        blobs.raw(
-            f"/dl/{a['id']}.zip",
-            zip_bytes({"agg_bmk.json": rows} if a["name"] == "results_bmk" else {}),
-        )
-    api.json(f"/repos/{REPO}/actions/runs/{GH_RUN}/artifacts", listing)
-
-
 def test_a_missing_run_is_fetched_with_progress_and_then_served(tmp_path: Path) -> None:
-    with serve(Replay()) as blobs, serve(Replay()) as api:
-        _github(api, blobs)
+    with github_api() as api:
         store = Store(tmp_path / "s")
-        c = _client(store, github_token=SecretStr("ghp_secret_value"), github_api_url=api.url)
+        c = _client(store, github_token=SecretStr("ghp_secret_value"), github_api_url=api)
         started = c.post(f"/api/fetch/{GH_RUN}")
         assert started.status_code == 202
         for _ in range(200):

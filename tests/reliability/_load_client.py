@@ -4,10 +4,11 @@ the server it measures).
     python -m tests.reliability._load_client SPEC_JSON
 
 SPEC: {"base": url, "users": n, "seconds": s, "think": [lo, hi], "seed": k, "runs": [...],
-"filters": [...], "compare": [a, b]}. Each user opens the index, then repeatedly (with a think
-time) opens a run page (its HTML and the layout that carries the first chart), changes a filter
-(the layout of the filtered view), downloads a CSV export, or opens the index or the compare
-page. Prints {"samples": [[kind, seconds, status], ...], "errors": [...]} as one JSON line.
+"compare": [a, b]}. Each user opens the index, then repeatedly (with a think time) opens a run
+page (its HTML and the layout, which carries the first chart), changes a control on it (the
+run page's controls callback, posted as the Dash renderer posts it), downloads a CSV export, or
+opens the index or the compare page. Prints {"samples": [[kind, seconds, status], ...],
+"errors": [...]} as one JSON line.
 """
 
 from __future__ import annotations
@@ -22,10 +23,71 @@ from urllib.parse import quote
 
 import httpx
 
+_KEY = {"sort_keys": True, "separators": (",", ":")}
+# Controls a user changes, and how: a new single value, or one option of a multi-select.
+_CHANGES = ("x", "y", "x2", "labels", "envelope", "toggles", "seq", "arm", "spec", "offload")
+
+
+def _controls(layout: Any) -> tuple[list[dict[str, Any]], list[Any], list[Any], Any]:
+    """The run page's control ids, values and options, and the trace-tokens store, from a layout."""
+    ids: list[dict[str, Any]] = []
+    values: list[Any] = []
+    options: list[Any] = []
+    tokens: list[Any] = [None]
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            props = node.get("props")
+            if isinstance(props, dict):
+                cid = props.get("id")
+                if isinstance(cid, dict) and cid.get("type") == "control":
+                    ids.append(cid)
+                    values.append(props.get("value"))
+                    options.append(props.get("options"))
+                elif cid == "trace-tokens":
+                    tokens[0] = props.get("data")
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(layout)
+    return ids, values, options, tokens[0]
+
+
+def _change(
+    rng: random.Random, dep: dict[str, Any], page: tuple[Any, ...], search: str
+) -> dict[str, Any]:
+    """The callback request for changing one control of the run page."""
+    ids, values, options, tokens = page
+    values = list(values)
+    choices = [i for i, cid in enumerate(ids) if cid["field"] in _CHANGES and options[i]]
+    k = rng.choice(choices)
+    opts = [o["value"] if isinstance(o, dict) else o for o in options[k]]
+    if isinstance(values[k], list):
+        values[k] = [rng.choice(opts)]
+    else:
+        values[k] = rng.choice([o for o in opts if o != values[k]] or opts)
+    outs = dep["output"].strip(".").split("...")
+    return {
+        "output": dep["output"],
+        "outputs": [dict(zip(("id", "property"), o.split(".", 1), strict=True)) for o in outs],
+        "inputs": [
+            [{"id": i, "property": "value", "value": v} for i, v in zip(ids, values, strict=True)]
+        ],
+        "state": [
+            [{"id": i, "property": "id", "value": i} for i in ids],
+            {"id": "location", "property": "search", "value": search},
+            {"id": "trace-tokens", "property": "data", "value": tokens},
+        ],
+        "changedPropIds": [json.dumps(ids[k], **_KEY) + ".value"],
+    }
+
 
 async def _get(
     client: httpx.AsyncClient, kind: str, url: str, out: dict[str, Any], referer: str | None = None
-) -> None:
+) -> httpx.Response | None:
     headers = {"X-Load-Kind": kind}
     if referer is not None:
         headers["Referer"] = referer
@@ -36,6 +98,22 @@ async def _get(
         out["samples"].append([kind, dt, resp.status_code])
         if resp.status_code != 200 or not resp.content:
             out["errors"].append(f"{kind} {url}: HTTP {resp.status_code}")
+        return resp
+    except httpx.HTTPError as exc:
+        out["errors"].append(f"{kind} {url}: {type(exc).__name__}: {exc}")
+        return None
+
+
+async def _post(
+    client: httpx.AsyncClient, kind: str, url: str, body: Any, out: dict[str, Any]
+) -> None:
+    t0 = time.perf_counter()
+    try:
+        resp = await client.post(url, json=body, headers={"X-Load-Kind": kind})
+        out["samples"].append([kind, time.perf_counter() - t0, resp.status_code])
+        # 204: the change needed no new output (Dash's no_update); anything else must be 200.
+        if resp.status_code not in (200, 204):
+            out["errors"].append(f"{kind} {url}: HTTP {resp.status_code} {resp.text[:300]}")
     except httpx.HTTPError as exc:
         out["errors"].append(f"{kind} {url}: {type(exc).__name__}: {exc}")
 
@@ -44,25 +122,30 @@ async def _user(i: int, spec: dict[str, Any], out: dict[str, Any], deadline: flo
     rng = random.Random(spec["seed"] * 1000 + i)
     base = spec["base"]
     lo, hi = spec["think"]
+    pages: dict[str, tuple[Any, ...]] = {}
     async with httpx.AsyncClient(base_url=base, timeout=30.0) as client:
         await asyncio.sleep(rng.uniform(0, 2.0))
         await _get(client, "index_html", "/", out)
         await _get(client, "index", "/_dash-layout", out, referer=f"{base}/")
+        deps = (await client.get("/_dash-dependencies")).json()
+        dep = next(d for d in deps if "main-chart.figure" in d["output"])
         while time.monotonic() < deadline:
             await asyncio.sleep(rng.uniform(lo, hi))
             if time.monotonic() >= deadline:
                 break
-            run = rng.choice(spec["runs"])
-            page = f"/inference?unofficialRun={quote(run)}"
             roll = rng.random()
-            if roll < 0.40:
+            # A control is changed on a run page the user has open.
+            opened = roll >= 0.30 and roll < 0.75 and bool(pages)
+            run = rng.choice(sorted(pages) if opened else spec["runs"])
+            page = f"/inference?unofficialRun={quote(run)}"
+            if roll < 0.30 or (roll < 0.75 and run not in pages):
                 await _get(client, "page_html", page, out)
-                await _get(client, "first_render", "/_dash-layout", out, referer=base + page)
+                resp = await _get(client, "first_render", "/_dash-layout", out, referer=base + page)
+                if resp is not None:
+                    pages[run] = _controls(resp.json())
             elif roll < 0.75:
-                flt = rng.choice(spec["filters"])
-                await _get(
-                    client, "filter_change", "/_dash-layout", out, referer=f"{base}{page}&{flt}"
-                )
+                body = _change(rng, dep, pages[run], "?" + page.split("?", 1)[1])
+                await _post(client, "filter_change", "/_dash-update-component", body, out)
             elif roll < 0.85:
                 await _get(client, "export", f"/export/points.csv?unofficialRun={quote(run)}", out)
             elif roll < 0.95:

@@ -48,7 +48,7 @@ FILE = "<img src=x onerror=window.__xss=1>.json"
 SHOWN = {
     "/": [TITLE, BRANCH],
     f"/inference?unofficialRun={RUN}": [TITLE, BRANCH, FIELDS["spec_decoding"].upper()],
-    f"/points?unofficialRun={RUN}": [FIELDS["model"], FIELDS["framework"]],
+    f"/points?unofficialRun={RUN}": [FILE, *FIELDS.values()],
     f"/compare?base={RUN}&candidate={OTHER}": [FIELDS["spec_decoding"].upper()],
 }
 
@@ -122,6 +122,27 @@ def _wait(driver: Any, check: Any, timeout: float = 30.0) -> Any:
     return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: check(d) or False)
 
 
+_GRID_TEXT = """
+const out = [];
+for (const vp of document.querySelectorAll('.ag-center-cols-viewport, .ag-body-horizontal-scroll-viewport')) {
+  vp.scrollLeft = arguments[0];
+}
+return document.body.innerText;
+"""
+
+
+def _page_text(driver: Any) -> str:
+    """The page's text, with every column of its grids scrolled into view once (ag-grid only
+    renders the columns on screen)."""
+    from selenium.webdriver.common.by import By
+
+    text = driver.find_element(By.TAG_NAME, "body").text
+    for left in range(0, 30000, 600):
+        text += "\n" + driver.execute_script(_GRID_TEXT, left)
+        time.sleep(0.05)
+    return str(text)
+
+
 def _alert_open(driver: Any) -> bool:
     from selenium.common.exceptions import NoAlertPresentException
 
@@ -138,18 +159,25 @@ def test_result_strings_render_as_inert_text(store: Store, driver: Any) -> None:
 
     from dashboard.app import create_app
 
+    # The checks can see an executed payload: a page that does run one trips them.
+    driver.get("data:text/html,<img src=x onerror=\"window.__xss='canary'\">")
+    _wait(driver, lambda d: d.execute_script("return window.__xss === 'canary'"), timeout=10)
     app = create_app(store, Settings(store=store.root, host="127.0.0.1", token=None))
     with _served(app.server) as base:
         for path, literals in SHOWN.items():
             driver.get(base + path.replace(RUN, quote(RUN)))
             _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#page > *"))
             text = ""
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 45
             while time.monotonic() < deadline:  # the grids and charts fill in after the shell
-                text = driver.find_element(By.TAG_NAME, "body").text
+                text = (
+                    _page_text(driver)
+                    if "points" in path
+                    else driver.find_element(By.TAG_NAME, "body").text
+                )
                 if all(lit in text for lit in literals):
                     break
-                time.sleep(0.25)
+                time.sleep(0.5)
             time.sleep(1.0)  # give any injected handler (onload, onerror) time to run
             missing = [lit for lit in literals if lit not in text]
             assert not missing, f"{path}: not shown literally: {missing}"
@@ -158,6 +186,8 @@ def test_result_strings_render_as_inert_text(store: Store, driver: Any) -> None:
             logs = [e["message"] for e in driver.get_log("browser")]
             bad = [m for m in logs if "__xss" in m or "alert" in m.lower() or "ReferenceError" in m]
             assert not bad, f"{path}: {bad}"
-            figures.add("security", "browser_pages_checked")
-            figures.add("security", "browser_literals_shown", len(literals))
-    figures.put("security", "browser_payload_fields", sorted([*FIELDS, "title", "branch", "file"]))
+            figures.add("browser_xss", "browser_pages_checked")
+            figures.add("browser_xss", "browser_literals_shown", len(literals))
+    figures.put(
+        "browser_xss", "browser_payload_fields", sorted([*FIELDS, "title", "branch", "file"])
+    )

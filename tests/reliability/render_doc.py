@@ -1,0 +1,290 @@
+"""Render docs/reliability.md from the figures the reliability suite wrote.
+
+    uv run pytest tests/reliability -q          # writes tests/reliability/.out/figures.json
+    uv run python -m tests.reliability.render_doc
+
+Every number in the document comes from that file; sections the last runs did not cover say so.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from tests.reliability.figures import FIGURES_PATH, REPO
+
+DOC = REPO / "docs" / "reliability.md"
+SECTIONS = {
+    "fuzz": ("Fuzzing", "tests/reliability/test_fuzz.py"),
+    "hostile": ("Hostile corpus", "tests/reliability/test_hostile.py"),
+    "crash": ("Crash safety", "tests/reliability/test_crash.py"),
+    "concurrency": ("Concurrency", "tests/reliability/test_concurrency.py"),
+    "load": ("Load", "tests/reliability/test_load.py"),
+    "security": ("Security", "tests/reliability/test_security.py"),
+    "browser_xss": ("Inert strings in a browser", "tests/reliability/test_browser_xss.py"),
+}
+
+
+def _cmd(path: str, env: str = "") -> str:
+    return f"`{env}uv run pytest {path} -q`"
+
+
+def _status(sec: dict[str, Any]) -> str:
+    t = sec["tests"]
+    parts = [f"{t.get('passed', 0)} passed"]
+    for k in ("failed", "xfailed", "skipped"):
+        if t.get(k):
+            parts.append(f"{t[k]} {k}")
+    return f"{', '.join(parts)} in {t.get('seconds', 0):.0f} s ({sec['run_at']}, commit {sec['commit']})"
+
+
+def _n(x: Any) -> str:
+    return f"{x:,}" if isinstance(x, int) else str(x)
+
+
+def _fuzz(f: dict[str, Any]) -> list[str]:
+    cases = f.get("reader_cases", 0) + f.get("pipeline_cases", 0) + f.get("zip_cases", 0)
+    return [
+        f"- **{_n(cases)} fuzz cases run, 0 uncaught exceptions.** {_n(f.get('reader_cases', 0))} "
+        f"mutations of the {_n(f.get('fixture_files', 0))} real fixture files (every file under "
+        f"`tests/fixtures/`, bytes and JSON structure) went through all {f.get('file_readers', '?')} "
+        f"file readers and {f.get('unit_readers', '?')} unit readers ({_n(f.get('reader_reads', 0))} "
+        "reads by a reader that claimed the input); every failure was a `ParseError`/`SchemaError` "
+        f"with a reason ({_n(f.get('reader_rejects_with_reason', 0))} of them), and everything that "
+        "normalised also converted to the store's Arrow schema.",
+        f"- {_n(f.get('pipeline_cases', 0))} mutated units of the {f.get('fixture_units', '?')} fixture "
+        f"directories and {_n(f.get('zip_cases', 0))} mutated zip artifacts went through "
+        "`ingest_paths` into a store that already held them: no exception, "
+        f"{_n(f.get('pipeline_rejects_with_reason', 0))} rejects, each with a reason, the other run "
+        "unchanged, and no stored row lost unless a newer version of its file replaced it.",
+        "- The example counts are fixed and derandomized (the CI run is repeatable); "
+        "`PARETOLENS_FUZZ_SCALE=10` runs ten times as many.",
+    ]
+
+
+def _hostile(f: dict[str, Any]) -> list[str]:
+    outcomes = {k.removeprefix("outcome_"): v for k, v in f.items() if k.startswith("outcome_")}
+    return [
+        f"- **{f.get('files', '?')} hand-made hostile files** in `tests/reliability/hostile/` "
+        f"({f.get('zips', '?')} of them zips), each ingested alone into a store holding another run, "
+        f"and then all together with three good aggregates (outcomes over both passes: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
+        + ").",
+        f"- **Inputs rejected with nothing lost:** every file got the outcome its manifest names, "
+        f"{_n(f.get('base_rows_checked', 0))} stored rows were checked unchanged after the hostile "
+        f"ingests (0 lost), and the batch of {f.get('batch_files', '?')} files stored its "
+        f"{f.get('batch_good_rows_stored', '?')} good rows with {f.get('batch_rejects', '?')} rejects.",
+        f"- Zip extraction stayed inside its target for all {f.get('zips_contained', '?')} archives "
+        f"({f.get('zips_refused', '?')} refused by `safe_extract`); no symlink was created.",
+    ]
+
+
+def _crash(f: dict[str, Any]) -> list[str]:
+    states = f.get("states_after_kill", {})
+    return [
+        f"- **{f.get('trials_survived', 0)} of {f.get('trials', 0)} kill -9 trials survived** "
+        f"({f.get('killed_mid_ingest', 0)} died mid-ingest): {f.get('write_point_trials', 0)} at "
+        f"each of the {f.get('store_writes_per_ingest', '?')} store writes of the batch (a torn "
+        "temporary file, just before a rename, just after one) and "
+        f"{f.get('wall_clock_trials', 0)} at seeded random moments of a "
+        f"{f.get('ingest_seconds', '?')} s ingest of {f.get('batch_files', '?')} files "
+        f"({f.get('batch_points', '?')} points, 5 runs, a zip, a changed and a fixed file).",
+        "- After every kill the store opened, every file's rows were all old or all new "
+        f"(states: {', '.join(f'{k} {v}' for k, v in sorted(states.items()))}), and running the "
+        "ingest again left exactly what an uninterrupted ingest leaves (points, catalog, rejects).",
+        f"- {f.get('stale_temp_files', 0)} torn temporary files were left by the kills; the next "
+        "writer swept every one.",
+    ]
+
+
+def _concurrency(f: dict[str, Any]) -> list[str]:
+    return [
+        f"- {f.get('rounds', 0)} rounds of {f.get('writer_processes', 0) // max(1, f.get('rounds', 1))} "
+        f"writer processes ({f.get('ingest_batches', 0)} ingests) offering {_n(f.get('files_offered', 0))} "
+        "overlapping files of the same 5 runs: **exactly the union landed** "
+        f"({_n(f.get('union_points', 0))} points; {_n(f.get('duplicate_offers_skipped', 0))} "
+        "duplicate offers skipped, none doubled).",
+        f"- A reader process read the store {_n(f.get('reader_passes', 0))} times meanwhile "
+        f"(catalog, every run's points, rejects, series, a lazy filter): "
+        f"**{f.get('reader_errors', 0)} errors**, no doubled row, no run's count going down.",
+    ]
+
+
+def _load(f: dict[str, Any]) -> list[str]:
+    out = [
+        f"- **{f.get('users', 0)} concurrent simulated users for {f.get('seconds', 0):.0f} s**, "
+        f"think time {f.get('think_seconds', ['?', '?'])[0]}-{f.get('think_seconds', ['?', '?'])[1]} s, "
+        f"{_n(f.get('requests', 0))} requests, **{f.get('errors', 0)} errors**; the run page is "
+        f"{f.get('points_in_big_run', '?')} points; load average during the run "
+        f"{f.get('load_average', 0):.1f} on 2 CPUs.",
+        "",
+        "| request | n | server p50 (ms) | server p95 (ms) | target p95 | server wall p95 (ms) | client p95 (ms) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    targets = f.get("targets_p95_ms", {})
+    for kind, r in f.get("by_kind", {}).items():
+        t = targets.get(kind)
+        out.append(
+            f"| {kind} | {r['n']} | {r['server_p50_ms']} | {r['server_p95_ms']} | "
+            f"{f'<= {t:.0f}' if t else ''} | {r.get('server_wall_p95_ms', '')} | {r['client_p95_ms']} |"
+        )
+    out += [
+        "",
+        "Server time is the CPU time of the request's thread (issue 6's targets are server time); "
+        "wall-clock server and client latency include queueing for the GIL and the CPU under 50 "
+        "users and are reported, bounded only loosely (p95 <= 3 s overall).",
+        f"- **Memory flat:** RSS (median) {f.get('rss_mb_first_third', '?')} MB in the first "
+        f"third of the run while the view caches fill, {f.get('rss_mb_middle_third', '?')} MB in "
+        f"the middle third, {f.get('rss_mb_last_third', '?')} MB in the last "
+        f"({f.get('rss_samples', '?')} samples; the bound is +10% + 20 MB).",
+    ]
+    return out
+
+
+def _security(f: dict[str, Any]) -> list[str]:
+    return [
+        f"- State-changing routes: {', '.join(f'`{r}`' for r in f.get('state_changing_routes', []))} "
+        "(no upload or delete route exists; a new one fails the route inventory test). "
+        f"{f.get('refused_requests', 0)} requests without the token, with a wrong or empty one, or "
+        "with it in the query string were refused with 403, and the store stayed byte-identical; "
+        f"{f.get('refused_callbacks', 0)} launch/cancel/fetch callback calls without the token "
+        "were refused too.",
+        f"- Secrets (app token, GitHub token, a wrong guess) searched in {f.get('responses_scanned', 0)} "
+        f"responses (every page layout, every export in every format, refusals, 404/400/405/500 "
+        f"pages), {f.get('log_records_scanned', 0)} server log records and "
+        f"{f.get('store_files_scanned', 0)} store files: not found.",
+        "- The server binds 127.0.0.1 by default (settings; the CLI in tests/dashboard/test_serve.py).",
+        "- Uploads: there is no upload route; ingest refuses files over 64 MiB, archives declaring "
+        "over 2 GiB (nested zips share the budget), and zips compressing over 200:1.",
+    ]
+
+
+def _browser(f: dict[str, Any]) -> list[str]:
+    fields = f.get("browser_payload_fields")
+    return [
+        f"- {f.get('browser_pages_checked', 0)} pages (index, run, points, compare) in headless "
+        f"chromium with script payloads in {', '.join(fields) if fields else 'the result strings'}: "
+        f"nothing executed, no alert, no payload error in the console, and "
+        f"{f.get('browser_literals_shown', 0)} payload strings shown literally as text.",
+    ]
+
+
+RENDER = {
+    "fuzz": _fuzz,
+    "hostile": _hostile,
+    "crash": _crash,
+    "concurrency": _concurrency,
+    "load": _load,
+    "security": _security,
+    "browser_xss": lambda f: _browser(f),
+}
+
+INTRO = """# Reliability and security
+
+What paretolens survives, measured by `tests/reliability/` (issue 7). Every figure below was
+written by a run of that suite into `tests/reliability/.out/figures.json` (gitignored) and rendered
+by `uv run python -m tests.reliability.render_doc`; the command under each heading reproduces it.
+The suite runs in CI with the rest of `pytest` (bounded: fixed example counts, per-test
+timeouts, a 20-second load run).
+
+Reproduce everything: `uv run pytest tests/reliability -q && uv run python -m tests.reliability.render_doc`
+"""
+
+FINDINGS = """## Bugs the suite found, and what changed
+
+Fixed in `ingest/` (each has a hostile file or a test that failed before):
+
+- `ingest/normalize.py` `_coerce`: a JSON `\\ud800` escape (a lone surrogate) in any string field
+  crashed the whole batch in the store write (`UnicodeEncodeError`); now a reject of that field.
+- `ingest/normalize.py` `_check_units` (new, called from `_check`): TPOT in milliseconds where
+  seconds belong was stored silently; a row whose `<stat>_tpot x <stat>_intvty` is off by more than
+  10x is now rejected as wrong units (real files agree within 0.1%).
+- `ingest/artifacts.py` `safe_extract`: encrypted members (`RuntimeError`), unsupported
+  compression (`NotImplementedError`), corrupt deflate data (`zlib.error`), a UTF-8-flagged name
+  that is not UTF-8 (`UnicodeDecodeError`), and a directory or file name the file system refuses
+  or a file where a directory must go (`OSError` outside the try) all crashed the batch; they are
+  now archive rejects. Also refused now: many members each just under the per-member bomb
+  threshold (the archive's overall ratio is checked), and duplicate member names.
+- `ingest/artifacts.py` `_from_zip`: zips nested ~1,000 deep overflowed the stack
+  (`RecursionError`); nesting is limited to `MAX_ZIP_DEPTH` = 8, and nested zips share one
+  `MAX_ARCHIVE_BYTES` budget instead of each getting its own.
+- `ingest/artifacts.py` `collect`: file and directory names that are not UTF-8 crashed the store
+  write; such files are reported ("file name is not valid UTF-8") and run names are shown with
+  escapes.
+- `ingest/readers/_metrics_common.py` `number`: an integer too large for a float raised
+  `OverflowError` out of the aiperf unit reader (and the batch); now a `ParseError`.
+- `ingest/readers/aiperf.py` `_load_json`, `vllm_capture.py` `_rates_check`, `vllm_command.py`
+  `_value`/`spec_from_config`/`thinking_mode`, `auxiliary.py` `_first_json_line`: deeply nested or
+  over-long JSON (`RecursionError`, `ValueError`) escaped; now handled like other invalid JSON.
+- `ingest/pipeline.py` `_read_unit`: a unit reader's bug (any `ValueError`, `TypeError`, ...,
+  `RecursionError`) sank the batch, where file readers' bugs were already rejects; and a unit
+  reader's `ParseError` consumed every file of the directory, so good aggregates beside a broken
+  aiperf export vanished unreported. Now only the file at fault is spent.
+- `ingest/pipeline.py` `_store`: after an ingest was killed between storing a fixed file's rows and
+  clearing its old reject, re-running never cleared it (the rows were duplicates); rejects of every
+  file read successfully are now cleared.
+- `ingest/store.py`: readers open a Parquet file by name more than once (footer, then data), so a
+  concurrent writer's rename made reads fail ("File out of specification"); `points`,
+  `timeseries`, `runs`, `rejects` retry, and `Store.collect(query, run_ids)` runs a lazy query the
+  same way. `Store.lock` now sweeps temporary files a killed writer left behind.
+
+Open, outside `ingest/` (reported to their owners; strict xfails in `test_security.py` where they
+are security properties):
+
+- `runner/service.py` `authorize` (and `dashboard/auth.py` `fetch_policy`): with no
+  `PARETOLENS_TOKEN` set and the server on loopback, launch, cancel and fetch need no token, so any
+  web page the user opens can submit a form to `http://127.0.0.1:8050/api/launch` (a cross-site
+  request with `Origin: http://evil.example` launched a job).
+- `dashboard/app.py` `create_app`: no request-body limit (Flask `MAX_CONTENT_LENGTH` unset,
+  waitress's default is 1 GiB): a 20 MB form is read and parsed.
+- `dashboard/data.py` `DataSource._catalog` collects `store.scan_points()` lazily itself, so it
+  fails transiently while an ingest renames a run file (2 of 238 catalog reads during concurrent
+  ingests); `store.collect(lambda lf: ...)` is the safe form. `paretolens/commands/serve_cmds.py`
+  `sample_view` likewise (startup only).
+
+Limits that stay: wrong units are caught only where a file carries a second quantity to check
+against (TPOT and interactivity together); `tpot_in_us_together.json` in the corpus is stored as
+given. Atheris was not added: hypothesis already drives the same mutations through every reader,
+and it would add a compiled dependency for no new coverage.
+"""
+
+
+def render(doc: dict[str, Any]) -> str:
+    out = [INTRO]
+    for key, (title, path) in SECTIONS.items():
+        out.append(f"## {title}\n")
+        env = "PARETOLENS_FUZZ_SCALE=1 " if key == "fuzz" else ""
+        out.append(f"Reproduce: {_cmd(path, env)}\n")
+        sec = doc.get(key)
+        if not sec:
+            out.append("_Not run yet._\n")
+            continue
+        out.append(f"Last run: {_status(sec)}; {sec['machine']}.\n")
+        out.extend(RENDER[key](sec["figures"]))
+        out.append("")
+    out.append(FINDINGS)
+    out.append(
+        "## The corpus\n\n`tests/reliability/hostile/` is written by "
+        "`uv run python -m tests.reliability.make_hostile` (deterministic; a test fails if the "
+        "checked-in files differ). `MANIFEST.json` names each file's expected outcome.\n"
+    )
+    return "\n".join(out)
+
+
+def main() -> int:
+    try:
+        doc = json.loads(FIGURES_PATH.read_text())
+    except OSError:
+        print(
+            f"no figures at {FIGURES_PATH}: run `uv run pytest tests/reliability -q`",
+            file=sys.stderr,
+        )
+        return 1
+    DOC.write_text(render(doc))
+    print(f"wrote {DOC}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
