@@ -6,9 +6,9 @@ counts with PARETOLENS_FUZZ_SCALE for a longer local hunt):
 1. every fixture file, mutated (bytes and JSON structure), through every file reader and every
    unit reader: sniffing never raises, reading raises only ParseError/SchemaError with a reason,
    normalising only SchemaError, and what normalises converts to the store's Arrow schema;
-2. mutated units through `ingest_paths` into a store that already holds them: no exception, every
-   reject has a reason, other runs unchanged, and no stored row disappears unless a newer version
-   of its file replaced it;
+2. every fixture directory (a unit), with 1-2 files mutated, through `ingest_paths` into a store
+   that already holds it: no exception, every reject has a reason, other runs unchanged, and no
+   stored row disappears unless a newer version of its file replaced it;
 3. mutated zip artifacts through `ingest_paths`: the same.
 """
 
@@ -196,8 +196,9 @@ def _assert_nothing_lost(before: Snapshot, after: Snapshot, rep: IngestReport, r
 
 
 @st.composite
-def _unit_edit(draw: st.DrawFn) -> tuple[str, dict[str, bytes], dict[str, bytes]]:
-    udir, files = draw(st.sampled_from(UNITS))
+def _unit_edit(
+    draw: st.DrawFn, files: tuple[Path, ...]
+) -> tuple[dict[str, bytes], dict[str, bytes]]:
     victims = draw(st.lists(st.sampled_from(files), min_size=1, max_size=2, unique=True))
     others = [f for f in files if f not in victims]
     if len(files) > 6:
@@ -206,28 +207,33 @@ def _unit_edit(draw: st.DrawFn) -> tuple[str, dict[str, bytes], dict[str, bytes]
     mutated = dict(orig)
     for p in victims:
         mutated[source(p).rel] = draw(mutation(p))
-    return udir.name, orig, mutated
+    return orig, mutated
 
 
-@pytest.mark.timeout(240)
-def test_mutated_units_through_ingest_lose_nothing(base_store: Path) -> None:
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    "udir", [u for u, _ in UNITS], ids=[str(u.relative_to(FIXTURES)) for u, _ in UNITS]
+)
+def test_mutated_units_through_ingest_lose_nothing(base_store: Path, udir: Path) -> None:
+    files = fixture_units()[udir]
+
     @settings(
-        max_examples=scaled(45),
+        max_examples=scaled(3),
         deadline=timedelta(seconds=20),
         derandomize=True,
         database=None,
         suppress_health_check=_SLOW,
     )
-    @given(edit=_unit_edit())
-    def run(edit: tuple[str, dict[str, bytes], dict[str, bytes]]) -> None:
-        name, orig, mutated = edit
+    @given(edit=_unit_edit(files))
+    def run(edit: tuple[dict[str, bytes], dict[str, bytes]]) -> None:
+        orig, mutated = edit
         figures.add("fuzz", "pipeline_cases")
         with tempfile.TemporaryDirectory() as tmp:
             t = Path(tmp)
             store = copy_store(base_store, t / "store")
-            ingest_paths([_write_unit(t / "orig", name, orig)], store, run_id="t")
+            ingest_paths([_write_unit(t / "orig", udir.name, orig)], store, run_id="t")
             before = snapshot(store)
-            rep = ingest_paths([_write_unit(t / "mut", name, mutated)], store, run_id="t")
+            rep = ingest_paths([_write_unit(t / "mut", udir.name, mutated)], store, run_id="t")
             _assert_nothing_lost(before, snapshot(store), rep, "t")
 
     run()
@@ -259,7 +265,7 @@ def _zip_edit(draw: st.DrawFn) -> tuple[str, bytes]:
 @pytest.mark.timeout(180)
 def test_mutated_zip_artifacts_are_rejected_with_reasons(base_store: Path) -> None:
     @settings(
-        max_examples=scaled(60),
+        max_examples=scaled(40),
         deadline=timedelta(seconds=20),
         derandomize=True,
         database=None,
