@@ -151,6 +151,9 @@ def _security_headers(resp: flask.Response, csp: str) -> flask.Response:
     return resp
 
 
+MAX_REQUEST_BYTES = 8 * 1024 * 1024
+
+
 def create_app(store: Store | Path | str | None = None, settings: Settings | None = None) -> Dash:
     """A paretolens Dash app over a store (default: the settings' store, seeded with the samples).
 
@@ -186,6 +189,8 @@ def create_app(store: Store | Path | str | None = None, settings: Settings | Non
         active, content = render(ctx, *target)
         return c.shell(content, active)
 
+    # Bound every request body (forms, uploads, callback payloads): larger ones get 413.
+    dash_app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     dash_app.layout = layout
     dash_app.charts_of = plotly_bundle(source)  # type: ignore[method-assign]
 

@@ -104,12 +104,15 @@ def authorize(settings: LaunchSettings, token: str | None, *, caller: Caller) ->
         )
     expected = settings.token.get_secret_value() if settings.token is not None else ""
     if not expected:
-        if not is_loopback(settings.host):
-            raise LaunchRefused(
-                f"the server listens on {settings.host}, beyond localhost, and no PARETOLENS_TOKEN is set; "
-                "set a token or listen on 127.0.0.1"
-            )
-        return
+        # Changing state from the web always needs a token, on loopback too.
+        where = (
+            ""
+            if is_loopback(settings.host)
+            else f" (the server listens on {settings.host}, beyond localhost)"
+        )
+        raise LaunchRefused(
+            f"launching from the web needs a token and none is configured{where}; set PARETOLENS_TOKEN"
+        )
     if token is None or not hmac.compare_digest(token.encode(), expected.encode()):
         raise LaunchRefused("wrong or missing launch token")
 

@@ -26,6 +26,9 @@ PLAN: dict[str, Any] = {
     "commands": serve_commands(),
 }
 
+TOKEN = "s3cret"
+WEB = FakeSettings(token=SecretStr(TOKEN))  # a web caller with the app token configured
+
 
 @pytest.mark.parametrize(
     ("settings", "token", "refusal"),
@@ -41,15 +44,16 @@ PLAN: dict[str, Any] = {
         (
             FakeSettings(host="0.0.0.0"),
             None,
-            "the server listens on 0.0.0.0, beyond localhost, and no PARETOLENS_TOKEN is set",
+            "needs a token and none is configured \\(the server listens on 0.0.0.0, beyond localhost\\)",
         ),
         (FakeSettings(host="192.168.1.7", token=SecretStr("")), None, "beyond localhost"),
         (FakeSettings(host="::"), None, "beyond localhost"),
         (FakeSettings(token=SecretStr("s3cret")), "s3cret", None),
         (FakeSettings(host="0.0.0.0", token=SecretStr("s3cret")), "s3cret", None),
-        (FakeSettings(), None, None),
-        (FakeSettings(host="localhost"), None, None),
-        (FakeSettings(host="::1"), None, None),
+        # On loopback too: any page the user opens could otherwise POST a launch (CSRF).
+        (FakeSettings(), None, "needs a token and none is configured; set PARETOLENS_TOKEN"),
+        (FakeSettings(host="localhost"), None, "needs a token"),
+        (FakeSettings(host="::1"), "anything", "needs a token"),
     ],
 )
 def test_the_gate_for_web_requests(
@@ -75,7 +79,7 @@ def test_refused_requests_change_nothing(store: Store) -> None:
     with pytest.raises(LaunchRefused):
         service.launch(parse_plan(PLAN), "local", store, off)
     assert service.list_jobs(store) == []
-    job_id = service.launch(parse_plan(PLAN), "local", store, FakeSettings(), start_worker=False)
+    job_id = service.launch(parse_plan(PLAN), "local", store, WEB, token=TOKEN, start_worker=False)
     for call in (service.cancel_job, service.resume_job):
         with pytest.raises(LaunchRefused):
             call(store, job_id, off, token="x")  # type: ignore[operator]
@@ -85,9 +89,9 @@ def test_refused_requests_change_nothing(store: Store) -> None:
 def test_launch_checks_the_plan_and_the_backend(store: Store) -> None:
     no_commands = parse_plan({k: v for k, v in PLAN.items() if k != "commands"})
     with pytest.raises(PlanError, match=r"^commands: the local backend needs commands"):
-        service.launch(no_commands, "local", store, FakeSettings(), start_worker=False)
+        service.launch(no_commands, "local", store, WEB, token=TOKEN, start_worker=False)
     with pytest.raises(Exception, match="unknown backend 'kubernetes'"):
-        service.launch(parse_plan(PLAN), "kubernetes", store, FakeSettings(), start_worker=False)
+        service.launch(parse_plan(PLAN), "kubernetes", store, WEB, token=TOKEN, start_worker=False)
     assert service.list_jobs(store) == []
 
 
@@ -108,20 +112,20 @@ def test_a_web_launch_with_the_token_runs(store: Store) -> None:
 
 
 def test_cancel_without_a_worker_finishes_the_record(store: Store) -> None:
-    job_id = service.launch(parse_plan(PLAN), "local", store, FakeSettings(), start_worker=False)
-    st = service.cancel_job(store, job_id, FakeSettings())
+    job_id = service.launch(parse_plan(PLAN), "local", store, WEB, token=TOKEN, start_worker=False)
+    st = service.cancel_job(store, job_id, WEB, token=TOKEN)
     assert st.state == JobState.CANCELLED
     assert [(p.state, p.reason) for p in st.record.points] == [
         (PointState.CANCELLED, "cancelled before it started")
     ] * 2
     assert (
-        service.cancel_job(store, job_id, FakeSettings()).state == JobState.CANCELLED
+        service.cancel_job(store, job_id, WEB, token=TOKEN).state == JobState.CANCELLED
     )  # idempotent
-    assert not service.resume_job(store, job_id, FakeSettings())  # nothing to resume
+    assert not service.resume_job(store, job_id, WEB, token=TOKEN)  # nothing to resume
 
 
 def test_resume_interrupted_starts_workers_for_orphans(store: Store) -> None:
-    job_id = service.launch(parse_plan(PLAN), "local", store, FakeSettings(), start_worker=False)
+    job_id = service.launch(parse_plan(PLAN), "local", store, WEB, token=TOKEN, start_worker=False)
     assert service.get_job(store, job_id).state == JobState.PENDING
     assert service.resume_interrupted(store, FakeSettings()) == [job_id]
     st = service.wait_job(store, job_id, timeout_s=60, poll_s=0.1)
