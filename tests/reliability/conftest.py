@@ -23,6 +23,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     outcome = "xfailed" if hasattr(report, "wasxfail") else report.outcome
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         figures.tally(section, outcome, report.duration)
+    elif report.when in ("setup", "teardown"):
+        figures.tally(section, "", report.duration)  # fixtures' time (a load run, a store)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -37,9 +37,10 @@ def put(section: str, key: str, value: Any) -> None:
 
 
 def tally(section: str, outcome: str, seconds: float) -> None:
-    """Count one test outcome of a section (called from conftest)."""
+    """Count one test outcome of a section and its time ('' adds only the time)."""
     sec = _outcomes.setdefault(section, {"passed": 0, "failed": 0, "skipped": 0, "seconds": 0.0})
-    sec[outcome] = sec.get(outcome, 0) + 1
+    if outcome:
+        sec[outcome] = sec.get(outcome, 0) + 1
     sec["seconds"] = round(sec["seconds"] + seconds, 2)
 
 

@@ -155,8 +155,12 @@ def _security(f: dict[str, Any]) -> list[str]:
         f"pages), {f.get('log_records_scanned', 0)} server log records and "
         f"{f.get('store_files_scanned', 0)} store files: not found.",
         "- The server binds 127.0.0.1 by default (settings; the CLI in tests/dashboard/test_serve.py).",
-        "- Uploads: there is no upload route; ingest refuses files over 64 MiB, archives declaring "
-        "over 2 GiB (nested zips share the budget), and zips compressing over 200:1.",
+        "- With no token configured, a cross-site form can neither launch nor cancel (403); "
+        "fetching still can (the one strict xfail).",
+        f"- Uploads: there is no upload route; request bodies over "
+        f"{f.get('request_body_limit_bytes', 0) / 2**20:.0f} MiB get 413; ingest refuses files over "
+        "64 MiB, archives declaring over 2 GiB (nested zips share the budget), and zips "
+        "compressing over 200:1.",
     ]
 
 
@@ -229,19 +233,25 @@ Fixed in `ingest/` (each has a hostile file or a test that failed before):
   `timeseries`, `runs`, `rejects` retry, and `Store.collect(query, run_ids)` runs a lazy query the
   same way. `Store.lock` now sweeps temporary files a killed writer left behind.
 
-Open, outside `ingest/` (reported to their owners; strict xfails in `test_security.py` where they
-are security properties):
+Found outside `ingest/` and reported to their owners:
 
-- `runner/service.py` `authorize` (and `dashboard/auth.py` `fetch_policy`): with no
-  `PARETOLENS_TOKEN` set and the server on loopback, launch, cancel and fetch need no token, so any
-  web page the user opens can submit a form to `http://127.0.0.1:8050/api/launch` (a cross-site
-  request with `Origin: http://evil.example` launched a job).
+- `runner/service.py` `authorize`: with no `PARETOLENS_TOKEN` set and the server on loopback,
+  launch and cancel needed no token, so any web page the user opened could submit a form to
+  `http://127.0.0.1:8050/api/launch` (a request with `Origin: http://evil.example` launched a
+  job). Fixed by the runner's owner (commit edc474b); now a test here.
 - `dashboard/app.py` `create_app`: no request-body limit (Flask `MAX_CONTENT_LENGTH` unset,
-  waitress's default is 1 GiB): a 20 MB form is read and parsed.
-- `dashboard/data.py` `DataSource._catalog` collects `store.scan_points()` lazily itself, so it
-  fails transiently while an ingest renames a run file (2 of 238 catalog reads during concurrent
-  ingests); `store.collect(lambda lf: ...)` is the safe form. `paretolens/commands/serve_cmds.py`
-  `sample_view` likewise (startup only).
+  waitress accepts 1 GiB); a 20 MB form was read and parsed. Fixed (8 MiB, commit edc474b); now a
+  test here.
+- Still open: `dashboard/auth.py` `fetch_policy` is `auto` with `GITHUB_TOKEN` set, no
+  `PARETOLENS_TOKEN` and a loopback host, so a cross-site form can make the server fetch a run into
+  the store (strict xfail `test_fetch_refuses_a_cross_site_form_with_no_token_configured`).
+- Still open: `dashboard/data.py` `DataSource._catalog` collects `store.scan_points()` lazily
+  itself, so it fails transiently while an ingest renames a run file (2 of 238 catalog reads
+  during concurrent ingests, "File out of specification"); `store.collect(lambda lf: ...)` is the
+  safe form. `paretolens/commands/serve_cmds.py` `sample_view` likewise (startup only).
+- Still open: the run page's controls callback (`dashboard/pages/run.py` `on_controls`, mostly
+  `redraw`/`figures.frontier_figure`) costs about 100 ms of CPU at p95 under the 50-user load for a
+  234-point run, at or just over issue 6's 100 ms target (see Load; the test fails when it is over).
 
 Limits that stay: wrong units are caught only where a file carries a second quantity to check
 against (TPOT and interactivity together); `tpot_in_us_together.json` in the corpus is stored as
@@ -254,8 +264,7 @@ def render(doc: dict[str, Any]) -> str:
     out = [INTRO]
     for key, (title, path) in SECTIONS.items():
         out.append(f"## {title}\n")
-        env = "PARETOLENS_FUZZ_SCALE=1 " if key == "fuzz" else ""
-        out.append(f"Reproduce: {_cmd(path, env)}\n")
+        out.append(f"Reproduce: {_cmd(path)}\n")
         sec = doc.get(key)
         if not sec:
             out.append("_Not run yet._\n")

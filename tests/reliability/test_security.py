@@ -8,8 +8,9 @@ the fetch and launch gates one by one, and that result strings are text in the l
 - the secrets (app token, GitHub token, a wrong guess) never appear in any response, export,
   error page, log record or store file after a session over waitress that touches every route;
 - the server binds 127.0.0.1 unless told otherwise (the CLI is covered in tests/dashboard);
-- what is still open, as strict xfails that turn red once fixed: launching and cancelling with no
-  token configured on loopback (a cross-site form can do it), and no request-body size limit.
+- with no token configured, a cross-site form can neither launch nor cancel; request bodies are
+  capped (413); still open, as a strict xfail that turns red once fixed: fetching from GitHub
+  with no token configured on loopback.
 
 Zip extraction staying inside its target is tested on the hostile corpus (test_hostile.py).
 """
@@ -308,33 +309,68 @@ def test_secrets_never_reach_responses_exports_error_pages_logs_or_files(
     figures.put("security", "store_files_scanned", len(files) + len(parquet))
 
 
-# ---- open findings (strict xfails: they fail once fixed, so the marker gets removed) ----------
+# ---- with no token configured --------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="runner.service.authorize lets Caller.WEB launch and cancel without any token when "
-    "PARETOLENS_TOKEN is unset and the host is loopback, so any web page the user opens can "
-    "POST a form to http://127.0.0.1:8050/api/launch (cross-site request forgery)",
-)
-def test_launch_and_cancel_refuse_without_a_token_even_with_none_configured(
+def _cli_job(root: Path) -> str:
+    """A job recorded as the CLI would (not gated), to try to cancel from the web."""
+    from dashboard.data import DataSource
+    from dashboard.launching import parse_options
+    from dashboard.state import RunView
+    from paretolens.settings import GOLDEN_AL_DIR
+    from runner.sources import plan_from_pruned
+
+    store = Store(root)
+    view, _ = RunView.parse(f"unofficialRun={RUN}")
+    doc = DataSource(store, GOLDEN_AL_DIR).run_data(view).pruned_doc
+    base = {"name": "cli-job", **parse_options(LAUNCH_FORM["options"])}
+    plan = plan_from_pruned(doc, base=base, source="web")
+    return service.launch(
+        plan, "local", store, _settings(root, token=None), caller=service.Caller.CLI
+    )
+
+
+def test_launch_and_cancel_refuse_a_cross_site_form_with_no_token_configured(
     root: Path, spawned: list[str]
 ) -> None:
+    job = _cli_job(root)
     client = _app(root, token=None).server.test_client()
+    before, workers = _digest(root), list(spawned)
     evil = {"Origin": "http://evil.example", "Referer": "http://evil.example/"}
     launch = client.post("/api/launch", data=LAUNCH_FORM, headers=evil)
     assert launch.status_code == 403, launch.get_data(as_text=True)
-    assert spawned == []
+    cancel = client.post(f"/api/jobs/{job}/cancel", headers=evil)
+    assert cancel.status_code == 403, cancel.get_data(as_text=True)
+    assert _digest(root) == before and spawned == workers
+    figures.add("security", "refused_requests", 2)
 
 
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="no request-body limit: Flask MAX_CONTENT_LENGTH is unset in dashboard/app.py and "
-    "waitress accepts 1 GiB bodies, so a 20 MB form is read and parsed",
+    reason="dashboard/auth.py fetch_policy is 'auto' with GITHUB_TOKEN set, no PARETOLENS_TOKEN "
+    "and a loopback host, so a cross-site form can make the server fetch a run into the store",
 )
+def test_fetch_refuses_a_cross_site_form_with_no_token_configured(root: Path) -> None:
+    client = _app(root, token=None).server.test_client()
+    evil = {"Origin": "http://evil.example", "Referer": "http://evil.example/"}
+    resp = client.post(f"/api/fetch/{FETCH_RUN}", headers=evil)
+    assert resp.status_code == 403, resp.get_data(as_text=True)
+
+
 def test_request_bodies_have_a_size_limit(root: Path, spawned: list[str]) -> None:
+    from dashboard import app as app_module
+
+    limit = app_module.MAX_REQUEST_BYTES
     client = _app(root).server.test_client()
-    resp = client.post("/api/launch", data={**LAUNCH_FORM, "options": "x" * (20 << 20)})
-    assert resp.status_code == 413
+    headers = {"X-Paretolens-Token": TOKEN}
+    big = client.post(
+        "/api/launch", data={**LAUNCH_FORM, "options": "x" * (limit + 1)}, headers=headers
+    )
+    assert big.status_code == 413, big.get_data(as_text=True)[:200]
+    raw = client.post(
+        "/api/launch", data=b"x" * (3 * limit), content_type="application/octet-stream"
+    )
+    assert raw.status_code == 413
+    assert spawned == []
+    figures.put("security", "request_body_limit_bytes", limit)
