@@ -49,18 +49,17 @@ class FetchPolicy:
 
 
 def fetch_policy(settings: Settings) -> FetchPolicy:
-    """Fetching needs a GitHub token; with PARETOLENS_TOKEN set it also needs the app token;
-    without one it runs on its own only when the server listens on localhost."""
+    """Fetching writes to the store, so it needs a GitHub token and the app token, like every
+    other state-changing action (on loopback too: any page the user opens could POST it)."""
     if settings.github_token is None:
         return FetchPolicy("off", "no GitHub token is configured (set GITHUB_TOKEN)")
-    if settings.token is not None:
-        return FetchPolicy("token", "fetching writes to the store: enter the app token")
-    if not is_loopback(settings.host):
+    if settings.token is None or not settings.token.get_secret_value():
         return FetchPolicy(
             "off",
-            f"the server listens on {settings.host}, beyond localhost, without PARETOLENS_TOKEN",
+            "fetching writes to the store and needs the app token: set PARETOLENS_TOKEN and "
+            "restart, or fetch from the command line",
         )
-    return FetchPolicy("auto", "fetching from GitHub")
+    return FetchPolicy("token", "fetching writes to the store: enter the app token")
 
 
 def authorize_fetch(settings: Settings, supplied: str | None) -> None:

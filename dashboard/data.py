@@ -111,12 +111,10 @@ class DataSource:
     def _catalog(self) -> pl.DataFrame:
         runs = self.store.runs()
         facet_cols = [Col.MODEL_PREFIX, Col.HW, Col.FRAMEWORK, Col.PRECISION, Col.SCENARIO]
-        per_run = (
-            self.store.scan_points()
-            .select(Col.RUN_ID, *facet_cols)
+        per_run = self.store.collect(
+            lambda lf: lf.select(Col.RUN_ID, *facet_cols)
             .group_by(Col.RUN_ID)
             .agg([pl.col(c).drop_nulls().unique().sort().str.join(", ") for c in facet_cols])
-            .collect()
         )
         return runs.join(per_run, on=RunCol.RUN_ID, how="left").sort(
             RunCol.CREATED_AT, RunCol.RUN_ID, descending=True, nulls_last=True

@@ -20,7 +20,7 @@ def sample_view(store: Store) -> RunView | None:
     """The run page to advertise: a run with an A/B to show (spec decoding first, then KV
     offload), else the one with the most points; with its A/B axis set and arms ranked at 40
     tok/s/user."""
-    pts = store.scan_points().select(Col.RUN_ID, Col.SPEC_DECODING, Col.KV_OFFLOADING).collect()
+    pts = store.collect(lambda lf: lf.select(Col.RUN_ID, Col.SPEC_DECODING, Col.KV_OFFLOADING))
     if pts.height == 0:
         return None
     runs = pts.group_by(Col.RUN_ID).agg(

@@ -144,7 +144,7 @@ def test_a_missing_run_is_fetched_with_visible_progress(driver: Any, tmp_path: P
         settings = Settings(
             store=tmp_path / "s",
             host="127.0.0.1",
-            token=None,
+            token=SecretStr(TOKEN),
             github_token=SecretStr("ghp_x"),
             github_api_url=api,
             launch_enabled=False,
@@ -152,6 +152,9 @@ def test_a_missing_run_is_fetched_with_visible_progress(driver: Any, tmp_path: P
         with serving(create_app(Store(tmp_path / "s"), settings)) as url:
             open_page(driver, f"{url}/inference?unofficialRun={GH_RUN}")
             assert f"Run {GH_RUN} not in the store" in driver.find_element(By.ID, "page").text
+            # Fetching writes to the store, so it takes the app token like every change.
+            driver.find_element(By.ID, "fetch-token").send_keys(TOKEN)
+            driver.find_element(By.ID, "fetch-button").click()
             assert wait_chart(driver) == 5  # the page reloads itself once the run is in
             assert (
                 "explore/glm52-h200-agentx-pp-pareto"

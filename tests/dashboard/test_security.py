@@ -71,17 +71,23 @@ def test_fetch_needs_the_app_token_when_one_is_set(tmp_path: Path) -> None:
     assert c.post(f"/api/fetch/{GH_RUN}?token={TOKEN}").status_code == 403
 
 
-def test_fetch_is_refused_beyond_localhost_without_a_token(tmp_path: Path) -> None:
-    c = _client(Store(tmp_path / "s"), host="0.0.0.0", github_token=SecretStr("ghp_unused"))
+@pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1"])
+def test_fetch_is_refused_without_an_app_token_configured(tmp_path: Path, host: str) -> None:
+    c = _client(Store(tmp_path / "s"), host=host, github_token=SecretStr("ghp_unused"))
     resp = c.post(f"/api/fetch/{GH_RUN}")
-    assert resp.status_code == 403 and "beyond localhost" in resp.get_data(as_text=True)
+    assert resp.status_code == 403 and "needs the app token" in resp.get_data(as_text=True)
 
 
 def test_a_missing_run_is_fetched_with_progress_and_then_served(tmp_path: Path) -> None:
     with github_api() as api:
         store = Store(tmp_path / "s")
-        c = _client(store, github_token=SecretStr("ghp_secret_value"), github_api_url=api)
-        started = c.post(f"/api/fetch/{GH_RUN}")
+        c = _client(
+            store,
+            token=SecretStr(TOKEN),
+            github_token=SecretStr("ghp_secret_value"),
+            github_api_url=api,
+        )
+        started = c.post(f"/api/fetch/{GH_RUN}", headers={"X-Paretolens-Token": TOKEN})
         assert started.status_code == 202
         for _ in range(200):
             status = json.loads(c.get(f"/api/fetch/{GH_RUN}/status").get_data(as_text=True))
@@ -99,8 +105,8 @@ def test_a_missing_run_is_fetched_with_progress_and_then_served(tmp_path: Path) 
 
 
 def test_fetch_ids_must_be_github_run_ids(tmp_path: Path) -> None:
-    c = _client(Store(tmp_path / "s"), github_token=SecretStr("ghp_unused"))
-    resp = c.post("/api/fetch/not-a-run")
+    c = _client(Store(tmp_path / "s"), token=SecretStr(TOKEN), github_token=SecretStr("ghp_unused"))
+    resp = c.post("/api/fetch/not-a-run", headers={"X-Paretolens-Token": TOKEN})
     assert resp.status_code == 400 and "not a GitHub Actions run id" in resp.get_data(as_text=True)
 
 

@@ -22,6 +22,7 @@ import io
 import json
 import struct
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -178,8 +179,6 @@ def _duplicate_names() -> bytes:
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr(_info("agg.json"), _dump(AGG))
         # zipfile warns about the duplicate; that is the point of this file.
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             zf.writestr(_info("agg.json"), _dump(_agg(tput_per_gpu=999.0)))
@@ -192,8 +191,7 @@ def _bad_utf8_name() -> bytes:
     out = bytearray(raw)
     for sig, flag_at, name_at in ((b"PK\x03\x04", 6, 30), (b"PK\x01\x02", 8, 46)):
         pos = out.find(sig)
-        out[pos + flag_at] |= 0x00
-        out[pos + flag_at + 1] |= 0x08
+        out[pos + flag_at + 1] |= 0x08  # bit 11 of the flags: the name is UTF-8
         out[pos + name_at + 4] = 0xFF
     return bytes(out)
 

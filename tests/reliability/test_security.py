@@ -9,8 +9,7 @@ the fetch and launch gates one by one, and that result strings are text in the l
   error page, log record or store file after a session over waitress that touches every route;
 - the server binds 127.0.0.1 unless told otherwise (the CLI is covered in tests/dashboard);
 - with no token configured, a cross-site form can neither launch nor cancel; request bodies are
-  capped (413); still open, as a strict xfail that turns red once fixed: fetching from GitHub
-  with no token configured on loopback.
+  capped (413); fetching from GitHub with no app token configured is refused on loopback too.
 
 Zip extraction staying inside its target is tested on the hostile corpus (test_hostile.py).
 """
@@ -345,12 +344,6 @@ def test_launch_and_cancel_refuse_a_cross_site_form_with_no_token_configured(
     figures.add("security", "refused_requests", 2)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="dashboard/auth.py fetch_policy is 'auto' with GITHUB_TOKEN set, no PARETOLENS_TOKEN "
-    "and a loopback host, so a cross-site form can make the server fetch a run into the store",
-)
 def test_fetch_refuses_a_cross_site_form_with_no_token_configured(root: Path) -> None:
     client = _app(root, token=None).server.test_client()
     evil = {"Origin": "http://evil.example", "Referer": "http://evil.example/"}
