@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from paretolens.settings import Settings
-from runner.service import is_loopback
 
 TOKEN_HEADER = "X-Paretolens-Token"
 TOKEN_FIELD = "token"
