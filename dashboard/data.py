@@ -112,9 +112,11 @@ class DataSource:
         runs = self.store.runs()
         facet_cols = [Col.MODEL_PREFIX, Col.HW, Col.FRAMEWORK, Col.PRECISION, Col.SCENARIO]
         per_run = self.store.collect(
-            lambda lf: lf.select(Col.RUN_ID, *facet_cols)
-            .group_by(Col.RUN_ID)
-            .agg([pl.col(c).drop_nulls().unique().sort().str.join(", ") for c in facet_cols])
+            lambda lf: (
+                lf.select(Col.RUN_ID, *facet_cols)
+                .group_by(Col.RUN_ID)
+                .agg([pl.col(c).drop_nulls().unique().sort().str.join(", ") for c in facet_cols])
+            )
         )
         return runs.join(per_run, on=RunCol.RUN_ID, how="left").sort(
             RunCol.CREATED_AT, RunCol.RUN_ID, descending=True, nulls_last=True

@@ -155,8 +155,7 @@ def _security(f: dict[str, Any]) -> list[str]:
         f"pages), {f.get('log_records_scanned', 0)} server log records and "
         f"{f.get('store_files_scanned', 0)} store files: not found.",
         "- The server binds 127.0.0.1 by default (settings; the CLI in tests/dashboard/test_serve.py).",
-        "- With no token configured, a cross-site form can neither launch nor cancel (403); "
-        "fetching still can (the one strict xfail).",
+        "- With no token configured, a cross-site form can neither launch, cancel nor fetch (403).",
         f"- Uploads: there is no upload route; request bodies over "
         f"{f.get('request_body_limit_bytes', 0) / 2**20:.0f} MiB get 413; ingest refuses files over "
         "64 MiB, archives declaring over 2 GiB (nested zips share the budget), and zips "
@@ -242,13 +241,14 @@ Found outside `ingest/` and reported to their owners:
 - `dashboard/app.py` `create_app`: no request-body limit (Flask `MAX_CONTENT_LENGTH` unset,
   waitress accepts 1 GiB); a 20 MB form was read and parsed. Fixed (8 MiB, commit edc474b); now a
   test here.
-- Still open: `dashboard/auth.py` `fetch_policy` is `auto` with `GITHUB_TOKEN` set, no
-  `PARETOLENS_TOKEN` and a loopback host, so a cross-site form can make the server fetch a run into
-  the store (strict xfail `test_fetch_refuses_a_cross_site_form_with_no_token_configured`).
-- Still open: `dashboard/data.py` `DataSource._catalog` collects `store.scan_points()` lazily
-  itself, so it fails transiently while an ingest renames a run file (2 of 238 catalog reads
-  during concurrent ingests, "File out of specification"); `store.collect(lambda lf: ...)` is the
-  safe form. `paretolens/commands/serve_cmds.py` `sample_view` likewise (startup only).
+- `dashboard/auth.py` `fetch_policy` was `auto` with `GITHUB_TOKEN` set, no `PARETOLENS_TOKEN`
+  and a loopback host, so a cross-site form could make the server fetch a run into the store.
+  Fixed: fetching from the web needs the app token like every other change; now a test here
+  (`test_fetch_refuses_a_cross_site_form_with_no_token_configured`).
+- `dashboard/data.py` `DataSource._catalog` collected `store.scan_points()` lazily itself, so it
+  failed transiently while an ingest renamed a run file (2 of 238 catalog reads during concurrent
+  ingests, "File out of specification"). Fixed: it and `serve_cmds.sample_view` use
+  `store.collect(...)`.
 - Watch: the run page's controls callback (`dashboard/pages/run.py` `on_controls`, mostly
   `redraw` building the figures) is the load test's tightest margin. Under the 50 users its p95 CPU
   time was 96-123 ms (over issue 6's 100 ms) in runs at commit edc474b, and is within the target
