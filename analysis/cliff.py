@@ -82,18 +82,26 @@ def detect_cliffs(
         `tput 2879.6 < 0.95 x 7739.5 (c8); p90 TTFT 113.3 s > 15.9 s (10 x knee c8)`; null when
         not post-cliff).
     """
-    arm = list(arm_columns(by))
+    arm_cols = list(arm_columns(by))
+    # One integer code per arm: sorting and windowing over it is much cheaper than over the
+    # twenty-odd identity columns.
+    arm = ["__arm"]
     tput = pl.col(params.tput).cast(pl.Float64)
     ttft = pl.col(params.ttft).cast(pl.Float64)
     conc = pl.col(Col.CONC)
-    frame = points.select(
-        *arm,
-        Col.POINT_ID,
-        Col.CONC,
-        tput.alias("__t"),
-        ttft.alias("__ttft"),
-        pl.col(Col.ERROR_RATE).cast(pl.Float64).alias("__err"),
-    ).with_row_index("__row")
+    frame = (
+        points.select(
+            *arm_cols,
+            Col.POINT_ID,
+            Col.CONC,
+            tput.alias("__t"),
+            ttft.alias("__ttft"),
+            pl.col(Col.ERROR_RATE).cast(pl.Float64).alias("__err"),
+        )
+        .with_row_index("__row")
+        .with_columns(__arm=pl.col("__row").first().over(arm_cols))
+        .drop(arm_cols)
+    )
     t = pl.col("__t")
     ordered = frame.sort([*arm, Col.CONC, "__row"], nulls_last=True).with_columns(
         __prev=t.cum_max().shift(1).over(arm),
