@@ -13,7 +13,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -373,3 +375,18 @@ class Worker:
         lines = [ln for ln in (out or "").splitlines() if ln.startswith("{")]
         result = json.loads(lines[-1]) if lines else None
         return self.proc.returncode, result
+
+
+@contextmanager
+def served(wsgi: Any, *, threads: int = 4, name: str = "paretolens-test") -> Iterator[str]:
+    """Serve a WSGI app with waitress on a free loopback port; yields its base URL."""
+    from waitress.server import create_server
+
+    server = create_server(wsgi, host="127.0.0.1", port=0, threads=threads, ident=name)
+    thread = threading.Thread(target=server.run, name=name, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.effective_port}"
+    finally:
+        server.close()
+        thread.join(timeout=10)

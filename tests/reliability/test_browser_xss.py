@@ -12,10 +12,8 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -27,7 +25,7 @@ from ingest.schema import RunCol
 from ingest.store import Store
 from paretolens.settings import Settings
 from tests.reliability import figures
-from tests.reliability._support import FIXTURES
+from tests.reliability._support import FIXTURES, served
 from tests.reliability.make_hostile import AGG
 
 pytestmark = pytest.mark.browser
@@ -67,20 +65,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     ingest_paths([FIXTURES / "inferencex" / "agg_fixed_seq"], st, run_id=OTHER)
     assert st.points([RUN]).height == 5
     return st
-
-
-@contextmanager
-def _served(wsgi: Any) -> Iterator[str]:
-    from waitress.server import create_server
-
-    server = create_server(wsgi, host="127.0.0.1", port=0, threads=4, ident="paretolens-xss")
-    thread = threading.Thread(target=server.run, name="waitress-xss", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.effective_port}"
-    finally:
-        server.close()
-        thread.join(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +147,7 @@ def test_result_strings_render_as_inert_text(store: Store, driver: Any) -> None:
     driver.get("data:text/html,<img src=x onerror=\"window.__xss='canary'\">")
     _wait(driver, lambda d: d.execute_script("return window.__xss === 'canary'"), timeout=10)
     app = create_app(store, Settings(store=store.root, host="127.0.0.1", token=None))
-    with _served(app.server) as base:
+    with _served_xss(app.server) as base:
         for path, literals in SHOWN.items():
             driver.get(base + path.replace(RUN, quote(RUN)))
             _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#page > *"))
@@ -191,3 +175,7 @@ def test_result_strings_render_as_inert_text(store: Store, driver: Any) -> None:
     figures.put(
         "browser_xss", "browser_payload_fields", sorted([*FIELDS, "title", "branch", "file"])
     )
+
+
+def _served_xss(wsgi: Any) -> Any:
+    return served(wsgi, threads=4, name="paretolens-xss")

@@ -31,7 +31,7 @@ from ingest.pipeline import ingest_paths
 from ingest.store import Store
 from paretolens.settings import Settings
 from tests.reliability import figures
-from tests.reliability._support import FIXTURES, REPO
+from tests.reliability._support import FIXTURES, REPO, served
 
 USERS = 50
 SECONDS = float(os.environ.get("PARETOLENS_LOAD_SECONDS", "20"))
@@ -98,20 +98,6 @@ def _sampling(every: float = 0.5) -> Iterator[list[tuple[float, float]]]:
         t.join(timeout=5)
 
 
-@contextmanager
-def _served(wsgi: Any) -> Iterator[str]:
-    from waitress.server import create_server
-
-    server = create_server(wsgi, host="127.0.0.1", port=0, threads=8, ident="paretolens-load")
-    thread = threading.Thread(target=server.run, name="waitress-load", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.effective_port}"
-    finally:
-        server.close()
-        thread.join(timeout=10)
-
-
 def _p(values: list[float], q: float) -> float:
     return (
         statistics.quantiles(values, n=100, method="inclusive")[q - 1]
@@ -151,7 +137,7 @@ def load_run(store: Store) -> LoadRun:
     timing = Timing(app.server.wsgi_app)
     app.server.wsgi_app = timing  # type: ignore[method-assign]
     runs = ["big", "minimax-m2.5", "qwen3.5", "glm-5"]
-    with _served(app.server) as base:
+    with _served_load(app.server) as base:
         import httpx
 
         # Warm-up: each run page once (the first build of a run's data is not what is measured).
@@ -246,3 +232,7 @@ def test_client_latency_is_bounded(load_run: LoadRun) -> None:
 def test_memory_is_flat(load_run: LoadRun) -> None:
     _first, middle, last = load_run.rss_mb
     assert last <= middle * 1.10 + 20, f"RSS grew from {middle:.0f} MB to {last:.0f} MB"
+
+
+def _served_load(wsgi: Any) -> Any:
+    return served(wsgi, threads=8, name="paretolens-load")

@@ -20,7 +20,6 @@ import hashlib
 import json
 import logging
 import shutil
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,7 +34,7 @@ from ingest.store import Store
 from paretolens.settings import Settings
 from runner import service
 from tests.reliability import figures
-from tests.reliability._support import FIXTURES
+from tests.reliability._support import FIXTURES, served
 
 TOKEN = "pl-tok-7f3c9a1e5b2d4c60a8e9f1b3c5d7e9a1"
 GITHUB = "ghp_rel1ab1l1tyS3cr3tV4lu3xx9q8w7e6r5t"
@@ -216,20 +215,6 @@ def _logs() -> Iterator[_Capture]:
         root.setLevel(old)
 
 
-@contextmanager
-def _served(wsgi: Any) -> Iterator[str]:
-    from waitress.server import create_server
-
-    server = create_server(wsgi, host="127.0.0.1", port=0, threads=4, ident="paretolens-sec")
-    thread = threading.Thread(target=server.run, name="waitress-sec", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.effective_port}"
-    finally:
-        server.close()
-        thread.join(timeout=10)
-
-
 EXPORTS = ["points", "al", "deltas", "deltas_frontier", "at", "pruned", "rejects", "runs", "jobs"]
 
 
@@ -242,7 +227,7 @@ def test_secrets_never_reach_responses_exports_error_pages_logs_or_files(
 
     app = _app(root)
     seen: list[str] = []
-    with _logs() as logs, _served(app.server) as url, httpx.Client(base_url=url) as c:
+    with _logs() as logs, _served_sec(app.server) as url, httpx.Client(base_url=url) as c:
 
         def get(path: str, **kw: Any) -> httpx.Response:
             resp = c.get(path, **kw)
@@ -367,3 +352,7 @@ def test_request_bodies_have_a_size_limit(root: Path, spawned: list[str]) -> Non
     assert raw.status_code == 413
     assert spawned == []
     figures.put("security", "request_body_limit_bytes", limit)
+
+
+def _served_sec(wsgi: Any) -> Any:
+    return served(wsgi, threads=4, name="paretolens-sec")
