@@ -9,6 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from ingest.pipeline import ingest_paths
@@ -82,7 +83,8 @@ def test_overlapping_ingests_land_exactly_the_union_while_a_reader_reads(
     assert rc == 0 and seen is not None and "crash" not in seen, seen
 
     got, want = snapshot(Store(store)), snapshot(ref)
-    assert comparable(got.points).equals(comparable(want.points)), "not exactly the union"
+    g, w = comparable(got.points), comparable(want.points)
+    assert g.equals(w), ("not exactly the union", _difference(g, w), want.rejects.to_dicts())
     assert got.runs.drop("ingested_at").equals(want.runs.drop("ingested_at"))
     key = ["run_id", "path", "field", "reason"]
     assert got.rejects.select(key).sort(key).equals(want.rejects.select(key).sort(key))
@@ -105,3 +107,22 @@ def test_overlapping_ingests_land_exactly_the_union_while_a_reader_reads(
     figures.add("concurrency", "reader_passes", seen["reads"])
     figures.add("concurrency", "reader_errors", seen["n_errors"])
     figures.add("concurrency", "writer_seconds", round(seconds, 1))
+
+
+def _difference(got: pl.DataFrame, want: pl.DataFrame) -> dict[str, object]:
+    """Which rows differ, by where they came from (for the failure message)."""
+    cols = ["run_id", "source_path", "conc"]
+    on = [
+        c
+        for c in got.columns
+        if got.schema[c] != pl.List(pl.Utf8) and got.schema[c] != pl.List(pl.Float64)
+    ]
+    return {
+        "heights": (got.height, want.height),
+        "only_in_concurrent": got.join(want, on=on, how="anti", nulls_equal=True)
+        .select(cols)
+        .to_dicts(),
+        "only_in_reference": want.join(got, on=on, how="anti", nulls_equal=True)
+        .select(cols)
+        .to_dicts(),
+    }
