@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 
 from ingest.normalize import arm_id, arm_label
 from ingest.schema import POINTS_SCHEMA, Col
+from ingest.store import conform_frame
 
 ANCHOR_ROWS = Path("/work/shared/benchmarks/kimik2.5_int4_anchor_rows.json")
 
@@ -336,23 +337,7 @@ def synth_points(spec: SynthSpec) -> pl.DataFrame:
         pl.concat_str([pl.lit("synthetic/"), pl.col(Col.FRAMEWORK)]).alias(Col.IMAGE),
         pl.lit(datetime(2026, 11, 1, tzinfo=UTC)).alias(Col.INGESTED_AT),
     )
-    return conform(frame)
-
-
-def conform(frame: pl.DataFrame) -> pl.DataFrame:
-    """Cast to exactly the canonical points schema (absent columns become null)."""
-    cols = []
-    for f in POINTS_SCHEMA:
-        if f.name in frame.columns:
-            arr = frame.get_column(f.name).to_arrow()
-            if isinstance(arr, pa.ChunkedArray):
-                arr = arr.combine_chunks()
-            cols.append(arr.cast(f.type) if arr.type != f.type else arr)
-        else:
-            cols.append(pa.nulls(frame.height, type=f.type))
-    out = pl.from_arrow(pa.Table.from_arrays(cols, schema=POINTS_SCHEMA))
-    assert isinstance(out, pl.DataFrame)
-    return out
+    return conform_frame(frame)
 
 
 def runs_spec(n_points: int, points_per_run: int = 500, seed: int = 0) -> SynthSpec:

@@ -246,7 +246,7 @@ class Store:
             old.filter(pl.col(Col.SOURCE_PATH).is_in(list(gone))).get_column(Col.POINT_ID).to_list()
         )
         merged = pl.concat(
-            [_conform_df(kept, POINTS_SCHEMA), _conform_df(new_points, POINTS_SCHEMA)]
+            [conform_frame(kept, POINTS_SCHEMA), conform_frame(new_points, POINTS_SCHEMA)]
         )
         sfile = self._run_file(self.series_dir, run_id)
         if new_series.height or (dropped_ids and sfile.exists()):
@@ -254,7 +254,7 @@ class Store:
             kept_s = old_s.filter(~pl.col(SeriesCol.POINT_ID).is_in(list(dropped_ids)))
             self._write(
                 _conform(
-                    pl.concat([kept_s, _conform_df(new_series, TIMESERIES_SCHEMA)]),
+                    pl.concat([kept_s, conform_frame(new_series, TIMESERIES_SCHEMA)]),
                     TIMESERIES_SCHEMA,
                 ),
                 sfile,
@@ -268,11 +268,13 @@ class Store:
         old = runs.filter(pl.col(RunCol.RUN_ID) == rid)
         base: dict[str, object] = old.row(0, named=True) if old.height else {}
         merged = {**base, **{k: v for k, v in entry.items() if v is not None}}
-        row = _conform_df(
+        row = conform_frame(
             pl.DataFrame([merged], schema_overrides=_polars_overrides(RUNS_SCHEMA), strict=False),
             RUNS_SCHEMA,
         )
-        out = pl.concat([_conform_df(runs.filter(pl.col(RunCol.RUN_ID) != rid), RUNS_SCHEMA), row])
+        out = pl.concat(
+            [conform_frame(runs.filter(pl.col(RunCol.RUN_ID) != rid), RUNS_SCHEMA), row]
+        )
         self._write(_conform(out.sort(RunCol.RUN_ID), RUNS_SCHEMA), self.runs_path)
 
     def add_rejects(self, rejects: pl.DataFrame) -> None:
@@ -287,7 +289,7 @@ class Store:
             RejectCol.FIELD,
             RejectCol.REASON,
         ]
-        new = _conform_df(rejects, REJECTS_SCHEMA).join(
+        new = conform_frame(rejects, REJECTS_SCHEMA).join(
             old.select(key), on=key, how="anti", nulls_equal=True
         )
         if new.height:
@@ -315,7 +317,8 @@ def _polars_overrides(schema: pa.Schema) -> dict[str, pl.DataType]:
     return dict(_empty(schema).schema)
 
 
-def _conform_df(df: pl.DataFrame, schema: pa.Schema) -> pl.DataFrame:
+def conform_frame(df: pl.DataFrame, schema: pa.Schema = POINTS_SCHEMA) -> pl.DataFrame:
+    """Cast a frame to exactly `schema` (the points schema by default); absent columns are null."""
     out = pl.from_arrow(_conform(df, schema))
     assert isinstance(out, pl.DataFrame)
     return out
