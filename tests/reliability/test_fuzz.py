@@ -17,7 +17,6 @@ from __future__ import annotations
 import io
 import tempfile
 import zipfile
-from datetime import timedelta
 from pathlib import Path
 
 import polars as pl
@@ -131,7 +130,7 @@ def _through_unit_readers(files: list[SourceFile]) -> None:
 def test_every_reader_survives_mutations_of_every_fixture(path: Path) -> None:
     @settings(
         max_examples=scaled(14),
-        deadline=timedelta(seconds=3),
+        deadline=None,  # pytest-timeout bounds a hung reader; no wall-clock asserts
         derandomize=True,
         database=None,
         suppress_health_check=_SLOW,
@@ -219,7 +218,7 @@ def test_mutated_units_through_ingest_lose_nothing(base_store: Path, udir: Path)
 
     @settings(
         max_examples=scaled(3),
-        deadline=timedelta(seconds=20),
+        deadline=None,
         derandomize=True,
         database=None,
         suppress_health_check=_SLOW,
@@ -266,7 +265,7 @@ def _zip_edit(draw: st.DrawFn) -> tuple[str, bytes]:
 def test_mutated_zip_artifacts_are_rejected_with_reasons(base_store: Path) -> None:
     @settings(
         max_examples=scaled(40),
-        deadline=timedelta(seconds=20),
+        deadline=None,
         derandomize=True,
         database=None,
         suppress_health_check=_SLOW,
