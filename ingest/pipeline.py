@@ -21,10 +21,10 @@ import polars as pl
 
 from ingest.artifacts import Collected, Unit, collect
 from ingest.errors import ParseError, SchemaError
-from ingest.normalize import normalize
+from ingest.normalize import normalize_batch
 from ingest.readers.base import ReadResult, SourceFile
 from ingest.readers.registry import file_readers, unit_readers
-from ingest.schema import POINTS_SCHEMA, Col, RejectCol, RunCol, SeriesCol
+from ingest.schema import Col, RejectCol, RunCol, SeriesCol, empty_points
 from ingest.store import Store
 
 Row = dict[str, Any]
@@ -76,16 +76,22 @@ def _reason(r: Reject) -> str:
 
 
 def _no_dupes(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    seen: set[str] = set()
+    for k, _v in pairs:
+        if k in seen:
             raise ValueError(f"duplicate key {k!r}")
-        out[k] = v
-    return out
+        seen.add(k)
+    raise AssertionError("unreachable")
 
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"non-standard JSON constant {name} (NaN/Infinity are not valid JSON)")
+
+
+_STRICT_JSON = json.JSONDecoder(object_pairs_hook=_no_dupes, parse_constant=_no_constant)
 
 
 def parse_json(src: SourceFile) -> Any:
@@ -102,7 +108,10 @@ def parse_json(src: SourceFile) -> Any:
     if src.name.endswith(".jsonl"):
         return None
     try:
-        doc = json.loads(text, object_pairs_hook=_no_dupes, parse_constant=_no_constant)
+        # json.loads with these hooks, without building a decoder per file.
+        if text.startswith("\ufeff"):
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        doc = _STRICT_JSON.decode(text)
     except RecursionError as exc:
         raise ParseError(src.rel, "", "JSON nested too deeply") from exc
     except ValueError as exc:
@@ -239,11 +248,24 @@ def _content_sha(src: SourceFile, extras: Sequence[SourceFile]) -> str:
     return h.hexdigest()
 
 
+@dataclass
+class _Pending:
+    """The partial rows of one read result, waiting for the batch to be normalised."""
+
+    src: SourceFile
+    reader: str
+    sha: str
+    artifact: str
+    first: int
+    count: int
+    series: list[Row]
+
+
 def _build_rows(
     outs: list[_UnitOut], run_id: str, now: datetime, report: IngestReport
-) -> tuple[list[Row], list[Row]]:
-    rows: list[Row] = []
-    series: list[Row] = []
+) -> tuple[pl.DataFrame, list[Row]]:
+    partials: list[Row] = []
+    pending: list[_Pending] = []
     by_pair: dict[str, list[_UnitOut]] = {}
     for o in outs:
         by_pair.setdefault(o.unit.pair, []).append(o)
@@ -278,50 +300,72 @@ def _build_rows(
                         if v is not None and merged_enrich.get(k) is None:
                             merged_enrich[k] = v
                 sha = _content_sha(src, enrich_files if len(o.results) == 1 else [])
-                ids: list[str] = []
-                for i, partial in enumerate(res.points):
+                first = len(partials)
+                for partial in res.points:
+                    if not merged_enrich:
+                        partials.append(partial)  # normalize_batch does not modify its input
+                        continue
                     full = dict(partial)
                     for k, v in merged_enrich.items():
                         if full.get(k) is None:
                             full[k] = v
-                    try:
-                        row = normalize(
-                            full,
-                            run_id=run_id,
-                            source_path=src.rel,
-                            source_sha256=sha,
-                            artifact=o.unit.logical,
-                            ingested_at=now,
-                        )
-                    except SchemaError as exc:
-                        where = src.rel if len(res.points) == 1 else f"{src.rel}#{i}"
-                        report.rejected.append(
-                            Reject(run_id, where, exc.reason, exc.field, reader, src.sha256)
-                        )
-                        ids.append("")
-                        continue
-                    rows.append(row)
-                    ids.append(row[Col.POINT_ID])
-                live = [x for x in ids if x]
-                for s in [*res.series, *(r for _s, e in enrich for r in e.series)]:
-                    key = s.get("point_key")
-                    targets = (
-                        [ids[key]]
-                        if isinstance(key, int) and 0 <= key < len(ids) and ids[key]
-                        else live
+                    partials.append(full)
+                pending.append(
+                    _Pending(
+                        src,
+                        reader,
+                        sha,
+                        o.unit.logical,
+                        first,
+                        len(res.points),
+                        [*res.series, *(r for _s, e in enrich for r in e.series)],
                     )
-                    for pid in targets:
-                        series.append(
-                            {
-                                SeriesCol.RUN_ID: run_id,
-                                SeriesCol.POINT_ID: pid,
-                                SeriesCol.METRIC: s["metric"],
-                                SeriesCol.LABELS: s.get("labels", "{}"),
-                                SeriesCol.T: s["t"],
-                                SeriesCol.VALUE: s["value"],
-                            }
-                        )
-    return rows, series
+                )
+    # One frame for the whole batch; a row that breaks the contract is refused on its own.
+    paths: list[str] = []
+    shas: list[str] = []
+    artifacts: list[str] = []
+    for p in pending:
+        paths.extend([p.src.rel] * p.count)
+        shas.extend([p.sha] * p.count)
+        artifacts.extend([p.artifact] * p.count)
+    batch = normalize_batch(
+        partials,
+        run_id=run_id,
+        source_paths=paths,
+        source_sha256s=shas,
+        artifacts=artifacts,
+        ingested_at=now,
+    )
+    series: list[Row] = []
+    for p in pending:
+        ids: list[str] = []
+        for i in range(p.first, p.first + p.count):
+            exc = batch.errors.get(i)
+            if exc is not None:
+                where = p.src.rel if p.count == 1 else f"{p.src.rel}#{i - p.first}"
+                report.rejected.append(
+                    Reject(run_id, where, exc.reason, exc.field, p.reader, p.src.sha256)
+                )
+            ids.append(batch.point_ids[i] or "")
+        live = [x for x in ids if x]
+        for s in p.series:
+            key = s.get("point_key")
+            targets = (
+                [ids[key]] if isinstance(key, int) and 0 <= key < len(ids) and ids[key] else live
+            )
+            for pid in targets:
+                series.append(
+                    {
+                        SeriesCol.RUN_ID: run_id,
+                        SeriesCol.POINT_ID: pid,
+                        SeriesCol.METRIC: s["metric"],
+                        SeriesCol.LABELS: s.get("labels", "{}"),
+                        SeriesCol.T: s["t"],
+                        SeriesCol.VALUE: s["value"],
+                    }
+                )
+    return batch.frame, series
 
 
 def _fill_only(point: Row) -> Row:
@@ -345,11 +389,6 @@ def _fill_only(point: Row) -> Row:
     return {k: point.get(k) for k in keep if point.get(k) is not None}
 
 
-def _frame(rows: list[Row]) -> pl.DataFrame:
-    schema = pl.from_arrow(POINTS_SCHEMA.empty_table()).schema  # type: ignore[union-attr]
-    return pl.DataFrame(rows, schema=schema, strict=False) if rows else pl.DataFrame(schema=schema)
-
-
 def ingest_paths(
     paths: Sequence[Path],
     store: Store,
@@ -371,7 +410,7 @@ def ingest_paths(
     """
     report = IngestReport()
     now = datetime.now(UTC)
-    per_run: dict[str, tuple[list[Row], list[Row]]] = {}
+    per_run: dict[str, tuple[list[pl.DataFrame], list[Row]]] = {}
     with tempfile.TemporaryDirectory(prefix="paretolens-ingest-") as work:
         collected: list[tuple[str, Collected]] = []
         for i, p in enumerate(paths):
@@ -396,7 +435,7 @@ def ingest_paths(
                     progress(done, total)
             rows, series = _build_rows(outs, rid, now, report)
             acc = per_run.setdefault(rid, ([], []))
-            acc[0].extend(rows)
+            acc[0].append(rows)
             acc[1].extend(series)
             if rid not in report.runs:
                 report.runs.append(rid)
@@ -406,14 +445,15 @@ def ingest_paths(
 
 def _store(
     store: Store,
-    per_run: dict[str, tuple[list[Row], list[Row]]],
+    per_run: dict[str, tuple[list[pl.DataFrame], list[Row]]],
     report: IngestReport,
     meta: dict[str, Any],
     now: datetime,
 ) -> None:
     with store.lock():
         for rid in report.runs:
-            rows, series = per_run.get(rid, ([], []))
+            frames, series = per_run.get(rid, ([], []))
+            rows = pl.concat(frames) if frames else empty_points()
             existing = (
                 store.scan_points([rid])
                 .select(Col.SOURCE_PATH, Col.SOURCE_SHA256)
@@ -428,26 +468,29 @@ def _store(
                 )
             )
             known_sha = {s for _, s in known}
-            new_rows = [
-                r
-                for r in rows
-                if (r[Col.SOURCE_PATH], r[Col.SOURCE_SHA256]) not in known
-                and r[Col.SOURCE_SHA256] not in known_sha
-            ]
-            report.duplicates += len(rows) - len(new_rows)
-            report.accepted += len(new_rows)
-            if new_rows:
-                new_ids = {r[Col.POINT_ID] for r in new_rows}
-                replaced = sorted({r[Col.SOURCE_PATH] for r in new_rows})
+            paths: list[str] = rows.get_column(Col.SOURCE_PATH).to_list()
+            new_rows = rows
+            if known:
+                shas = rows.get_column(Col.SOURCE_SHA256).to_list()
+                keep = [
+                    (p, s) not in known and s not in known_sha
+                    for p, s in zip(paths, shas, strict=True)
+                ]
+                new_rows = rows.filter(pl.Series(keep, dtype=pl.Boolean))
+            report.duplicates += rows.height - new_rows.height
+            report.accepted += new_rows.height
+            if new_rows.height:
+                new_ids = set(new_rows.get_column(Col.POINT_ID).to_list())
+                replaced = sorted(set(new_rows.get_column(Col.SOURCE_PATH).to_list()))
                 sframe = (
                     pl.DataFrame([s for s in series if s[SeriesCol.POINT_ID] in new_ids])
                     if series
                     else pl.DataFrame()
                 )
-                store.replace_run_rows(rid, _frame(new_rows), sframe, replaced)
+                store.replace_run_rows(rid, new_rows, sframe, replaced)
             # Every file read now has no old rejects, also one whose rows are already stored: an
             # ingest killed between the two writes left its stale reject behind.
-            store.clear_rejects(rid, sorted({r[Col.SOURCE_PATH] for r in rows}))
+            store.clear_rejects(rid, sorted(set(paths)))
             rej = [r for r in report.rejected if r.run_id == rid]
             store.add_rejects(
                 pl.DataFrame(

@@ -71,14 +71,39 @@ def _retrying(read: Callable[[], T]) -> T:
     raise AssertionError("unreachable")
 
 
+# schema id -> (the schema, an empty frame of it, its column names, its polars dtypes). Keyed by
+# id: hashing a 124-field Arrow schema costs more than building the empty frame.
+_EMPTY: dict[int, tuple[pa.Schema, pl.DataFrame, list[str], list[pl.DataType]]] = {}
+
+
+def _empty_of(schema: pa.Schema) -> tuple[pa.Schema, pl.DataFrame, list[str], list[pl.DataType]]:
+    got = _EMPTY.get(id(schema))
+    if got is None or got[0] is not schema:
+        made = pl.from_arrow(schema.empty_table())
+        assert isinstance(made, pl.DataFrame)
+        got = _EMPTY[id(schema)] = (schema, made, made.columns, made.dtypes)
+    return got
+
+
 def _empty(schema: pa.Schema) -> pl.DataFrame:
-    df = pl.from_arrow(schema.empty_table())
-    assert isinstance(df, pl.DataFrame)
-    return df
+    return _empty_of(schema)[1].clone()
+
+
+def _exact(df: pl.DataFrame, schema: pa.Schema) -> bool:
+    """The frame already has exactly the schema's columns, in order, with its polars dtypes."""
+    _, _, names, dtypes = _empty_of(schema)
+    return df.columns == names and df.dtypes == dtypes
 
 
 def _conform(df: pl.DataFrame, schema: pa.Schema) -> pa.Table:
     """Cast a frame to exactly the given Arrow schema (missing columns become null)."""
+    if df.columns == schema.names:
+        # The same per-column casts as below, done by Arrow over the whole table, one chunk per
+        # column.
+        table = df.to_arrow().cast(schema)
+        if any(c.num_chunks != 1 for c in table.columns):
+            table = table.combine_chunks()
+        return table
     cols = []
     for f in schema:
         if f.name in df.columns:
@@ -240,14 +265,21 @@ class Store:
         """
         pfile = self._run_file(self.points_dir, run_id)
         old = self._read(pfile, POINTS_SCHEMA)
-        gone = set(replaced_sources)
+        gone = set(replaced_sources) if old.height else set()
         kept = old.filter(~pl.col(Col.SOURCE_PATH).is_in(list(gone))) if gone else old
-        dropped_ids = set(
-            old.filter(pl.col(Col.SOURCE_PATH).is_in(list(gone))).get_column(Col.POINT_ID).to_list()
+        dropped_ids = (
+            set(
+                old.filter(pl.col(Col.SOURCE_PATH).is_in(list(gone)))
+                .get_column(Col.POINT_ID)
+                .to_list()
+            )
+            if gone
+            else set()
         )
-        merged = pl.concat(
-            [conform_frame(kept, POINTS_SCHEMA), conform_frame(new_points, POINTS_SCHEMA)]
-        )
+        # Both parts cast to exactly the points schema, then one table (one chunk per column).
+        parts = [_conform(kept, POINTS_SCHEMA)] if kept.height else []
+        parts.append(_conform(new_points, POINTS_SCHEMA))
+        table = pa.concat_tables(parts).combine_chunks() if len(parts) > 1 else parts[0]
         sfile = self._run_file(self.series_dir, run_id)
         if new_series.height or (dropped_ids and sfile.exists()):
             old_s = self._read(sfile, TIMESERIES_SCHEMA)
@@ -259,22 +291,21 @@ class Store:
                 ),
                 sfile,
             )
-        self._write(_conform(merged, POINTS_SCHEMA), pfile)
+        self._write(table, pfile)
 
     def upsert_run(self, entry: dict[str, object]) -> None:
         """Insert or update one catalog entry (fields not given keep their stored value)."""
         runs = self.runs()
         rid = entry[RunCol.RUN_ID]
-        old = runs.filter(pl.col(RunCol.RUN_ID) == rid)
+        old = runs.filter(pl.col(RunCol.RUN_ID) == rid) if runs.height else runs
         base: dict[str, object] = old.row(0, named=True) if old.height else {}
         merged = {**base, **{k: v for k, v in entry.items() if v is not None}}
         row = conform_frame(
             pl.DataFrame([merged], schema_overrides=_polars_overrides(RUNS_SCHEMA), strict=False),
             RUNS_SCHEMA,
         )
-        out = pl.concat(
-            [conform_frame(runs.filter(pl.col(RunCol.RUN_ID) != rid), RUNS_SCHEMA), row]
-        )
+        others = runs.filter(pl.col(RunCol.RUN_ID) != rid) if runs.height else runs
+        out = pl.concat([conform_frame(others, RUNS_SCHEMA), row])
         self._write(_conform(out.sort(RunCol.RUN_ID), RUNS_SCHEMA), self.runs_path)
 
     def add_rejects(self, rejects: pl.DataFrame) -> None:
@@ -298,6 +329,8 @@ class Store:
     def clear_rejects(self, run_id: str, paths: Sequence[str]) -> None:
         """Forget old rejects of files that have now been read successfully."""
         old = self.rejects()
+        if not old.height:
+            return
         drop = (pl.col(RejectCol.RUN_ID) == run_id) & pl.col(RejectCol.PATH).is_in(list(paths))
         if old.filter(drop).height:
             self._write(_conform(old.filter(~drop), REJECTS_SCHEMA), self.rejects_path)
@@ -319,6 +352,8 @@ def _polars_overrides(schema: pa.Schema) -> dict[str, pl.DataType]:
 
 def conform_frame(df: pl.DataFrame, schema: pa.Schema = POINTS_SCHEMA) -> pl.DataFrame:
     """Cast a frame to exactly `schema` (the points schema by default); absent columns are null."""
+    if _exact(df, schema):
+        return df.clone()
     out = pl.from_arrow(_conform(df, schema))
     assert isinstance(out, pl.DataFrame)
     return out

@@ -17,7 +17,7 @@ from typing import Any
 
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import number, parse_float
-from ingest.readers.base import Row, SourceFile
+from ingest.readers.base import Row, SourceFile, starts_after_bom
 from ingest.schema import Col
 
 _TO_SECONDS = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "seconds": 1.0, "us": 1e-6, "ns": 1e-9}
@@ -198,4 +198,4 @@ def is_profile_json(doc: Any) -> bool:
 
 def is_profile_csv(src: SourceFile) -> bool:
     """An aiperf `profile_export_aiperf.csv` (first table header `Metric,avg,min,max,...`)."""
-    return src.data.lstrip(b"\xef\xbb\xbf").startswith(b"Metric,avg,")
+    return starts_after_bom(src.data, b"Metric,avg,")

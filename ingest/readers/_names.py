@@ -67,18 +67,42 @@ def _int(value: str | None) -> int | None:
     return int(value) if value else None
 
 
-def parse_name(name: str) -> NameFacts:
-    """Parse a result file name (with or without directories and the .json suffix)."""
-    stem = PurePosixPath(name).name
+def _stem(name: str) -> tuple[str, re.Match[str] | None]:
+    """The file name without directories, `.json` and `agg_`, and without its GPU split."""
+    tail = name.rpartition("/")[2]
+    # PurePosixPath(name).name, without building a path for the usual case.
+    stem = tail if tail and tail != "." else PurePosixPath(name).name
     stem = stem.removesuffix(".json")
     stem = stem.removeprefix("agg_")
-    facts: dict[str, Any] = {}
     split = _GPU_SPLIT.search(stem)
+    return (stem[: split.start()] if split else stem), split
+
+
+def _runner(base: str, single: re.Match[str] | None, split: re.Match[str] | None) -> str | None:
+    if single:
+        return single["runner"]
+    if "_prefill-tp" in base and not split:
+        runner = _RUNNER.search(base)
+        if runner:
+            return runner["runner"]
+    return None
+
+
+def parse_runner(name: str) -> str | None:
+    """`parse_name(name).runner`, without the rest of the facts."""
+    stem, split = _stem(name)
+    base = _TRAILING_CONC.sub("", stem)
+    return _runner(base, _SINGLE.match(base), split)
+
+
+def parse_name(name: str) -> NameFacts:
+    """Parse a result file name (with or without directories and the .json suffix)."""
+    stem, split = _stem(name)
+    facts: dict[str, Any] = {}
     if split:
         facts["gpus"] = int(split["gpus"])
         facts["prefill_gpus"] = _int(split["ctx"])
         facts["decode_gpus"] = _int(split["gen"])
-        stem = stem[: split.start()]
     concs = [int(m["conc"]) for m in _CONC.finditer(stem)]
     if concs:
         facts["conc"] = concs[-1]
@@ -106,11 +130,9 @@ def parse_name(name: str) -> NameFacts:
             dp_attention=single["dpa"] == "true",
             disagg=single["disagg"] == "true",
             spec=single["spec"],
-            runner=single["runner"],
             recipe=single["recipe"],
         )
-    elif "_prefill-tp" in base and not split:
-        runner = _RUNNER.search(base)
-        if runner:
-            facts["runner"] = runner["runner"]
+    runner = _runner(base, single, split)
+    if runner is not None:
+        facts["runner"] = runner
     return NameFacts(**facts)

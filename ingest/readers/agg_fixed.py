@@ -19,12 +19,20 @@ from ingest.readers._common import (
     read_topology,
     read_warnings,
 )
-from ingest.readers._names import parse_name
+from ingest.readers._names import parse_runner
 from ingest.readers.base import ReadResult, Row, SourceFile
 from ingest.schema import STATS, Col
 
 AGENTIC = "agentic-coding"
 _LATENCY = re.compile(r"^(?P<stat>mean|median|p\d+(?:\.\d+)?)_(?P<lat>ttft|tpot|itl|e2el|intvty)$")
+# What _LATENCY matches with a stat in STATS: key -> (column, is an interactivity). `$` also
+# matches before a final newline, so "mean_ttft\n" is read (into mean_ttft) as well.
+_LATENCY_KEYS: dict[str, tuple[str, bool]] = {
+    f"{stat}_{lat}{end}": (f"{stat}_{lat}", lat == "intvty")
+    for stat in STATS
+    for lat in ("ttft", "tpot", "itl", "e2el", "intvty")
+    for end in ("", "\n")
+}
 
 
 def is_fixed_aggregate(doc: Any) -> bool:
@@ -63,11 +71,16 @@ def read_fixed_row(src: SourceFile, doc: Any) -> Row:
     if split:
         _multinode_totals(f, row)
     derived_intvty = False
-    for key in f.obj:
-        m = _LATENCY.match(key)
-        if m and m["stat"] in STATS:
-            put(row, Col(f"{m['stat']}_{m['lat']}"), f.num(key))
-            derived_intvty = derived_intvty or m["lat"] == "intvty"
+    for key, value in f.obj.items():
+        hit = _LATENCY_KEYS.get(key)
+        if hit is None:
+            continue
+        # f.num's fast case inline: a finite float is taken as it is.
+        if type(value) is not float or value - value != 0.0:
+            value = f.num(key)
+        if value is not None:
+            row[hit[0]] = value
+        derived_intvty = derived_intvty or hit[1]
     if derived_intvty:
         put(row, Col.INTVTY_DEFINITION, "inv_tpot_percentile")
     read_power(f, row)
@@ -100,7 +113,7 @@ class AggFixedReader:
 
     def read(self, src: SourceFile, doc: Any) -> ReadResult:
         row = read_fixed_row(src, doc)
-        put(row, Col.RUNNER, parse_name(src.rel).runner)
+        put(row, Col.RUNNER, parse_runner(src.rel))
         return ReadResult(points=[row])
 
 

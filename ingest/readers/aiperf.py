@@ -168,8 +168,10 @@ class AiperfTreeReader:
         for src in files:
             if is_profile_csv(src):
                 return True
-            head = src.data[:4096]
-            if b'"unit"' in head and (b'"records"' in head or b'"request_count"' in src.data):
+            data = src.data  # `in data[:4096]` without the copy: find within the first 4096
+            if data.find(b'"unit"', 0, 4096) >= 0 and (
+                data.find(b'"records"', 0, 4096) >= 0 or b'"request_count"' in data
+            ):
                 try:
                     return is_profile_json(_load_json(src))
                 except ParseError:

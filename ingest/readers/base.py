@@ -14,6 +14,16 @@ from typing import Any, Protocol
 
 Row = dict[str, Any]
 
+_BOM_BYTES = frozenset(b"\xef\xbb\xbf")
+
+
+def starts_after_bom(data: bytes, prefix: bytes) -> bool:
+    """`data.lstrip(b"\\xef\\xbb\\xbf").startswith(prefix)`, without copying `data`."""
+    i, n = 0, len(data)
+    while i < n and data[i] in _BOM_BYTES:
+        i += 1
+    return data.startswith(prefix, i)
+
 
 @dataclass(frozen=True)
 class SourceFile:

@@ -21,7 +21,7 @@ import yaml
 
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import parse_float
-from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
+from ingest.readers.base import ReadResult, Row, RowReject, SourceFile, starts_after_bom
 from ingest.readers.vllm_command import (
     config_columns,
     is_serve_command,
@@ -32,6 +32,7 @@ from ingest.readers.vllm_command import (
 from ingest.schema import Col
 
 _POLLED_HEADER = "timestamp_sec,relative_time_sec,kv_cache_usage_pct"
+_POLLED_HEADER_BYTES = _POLLED_HEADER.encode()
 _SUMMARY_HEADER = "exp_name,tp,bs,offload,num_requests"
 _GAP_S = 10.0
 _SUMMARY_LATENCY = {"ttft": "ttft", "tpot": "tpot", "latency": "e2el"}
@@ -126,14 +127,10 @@ class MultiturnRunReader:
     name = "multiturn_run"
 
     def sniff_unit(self, files: list[SourceFile]) -> bool:
-        return any(
-            src.data.lstrip(b"\xef\xbb\xbf").startswith(_POLLED_HEADER.encode()) for src in files
-        )
+        return any(starts_after_bom(src.data, _POLLED_HEADER_BYTES) for src in files)
 
     def read_unit(self, files: list[SourceFile]) -> ReadResult:
-        polled = next(
-            s for s in files if s.data.lstrip(b"\xef\xbb\xbf").startswith(_POLLED_HEADER.encode())
-        )
+        polled = next(s for s in files if starts_after_bom(s.data, _POLLED_HEADER_BYTES))
         enrich, series, notes = polled_columns(read_polled(polled.text(), polled.rel), polled.rel)
         flags, used, flag_notes = _server_flags(files)
         enrich.update(flags)
@@ -217,7 +214,7 @@ class ExperimentSummaryReader:
     name = "multiturn_summary"
 
     def sniff(self, src: SourceFile, doc: Any) -> bool:
-        return doc is None and src.data.lstrip(b"\xef\xbb\xbf").startswith(_SUMMARY_HEADER.encode())
+        return doc is None and starts_after_bom(src.data, _SUMMARY_HEADER.encode())
 
     def read(self, src: SourceFile, doc: Any) -> ReadResult:
         points: list[Row] = []

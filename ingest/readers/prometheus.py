@@ -22,9 +22,18 @@ from ingest.readers.base import ReadResult, Row, SourceFile
 Counters = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
+_ASCII_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.lstrip() strips
+
+
 def is_prometheus_text(src: SourceFile) -> bool:
     """Prometheus exposition text: starts with `# HELP`/`# TYPE` and declares a type."""
-    head = src.data[:8192].lstrip()
+    data = src.data
+    i, n = 0, min(len(data), 8192)
+    while i < n and data[i] in _ASCII_SPACE:
+        i += 1
+    if not data.startswith((b"# HELP ", b"# TYPE "), i, 8192):
+        return False  # the common case, decided without copying the head
+    head = data[:8192].lstrip()
     return head.startswith((b"# HELP ", b"# TYPE ")) and b"\n# TYPE " in b"\n" + head
 
 

@@ -29,6 +29,7 @@ from ingest.readers.vllm_command import (
 from ingest.schema import Col
 
 _BANNER = "============ Serving Benchmark Result ============"
+_BANNER_BYTES = _BANNER.encode()
 _LINE = re.compile(r"^\s*(?P<label>[^:]+?):\s+(?P<value>\S+)\s*$")
 _LATENCY = re.compile(
     r"^(?P<stat>Mean|Median|P(?P<pct>\d+(?:\.\d+)?)) (?P<lat>TTFT|TPOT|ITL|E2EL) \(ms\)$"
@@ -250,7 +251,7 @@ class VllmCaptureReader:
     name = "vllm_capture"
 
     def sniff_unit(self, files: list[SourceFile]) -> bool:
-        return any(_BANNER.encode() in src.data for src in files)
+        return any(_BANNER_BYTES in src.data for src in files)
 
     def read_unit(self, files: list[SourceFile]) -> ReadResult:
         config, notes, used = _server_config(files)
@@ -259,7 +260,7 @@ class VllmCaptureReader:
         seen: dict[int, tuple[dict[str, float], str]] = {}
         consoles: list[str] = []  # first: the pipeline names the points' source after it
         for src in files:
-            if _BANNER.encode() not in src.data:
+            if _BANNER_BYTES not in src.data:
                 continue
             consoles.append(src.rel)
             for block in parse_console(src.text(), src.rel):

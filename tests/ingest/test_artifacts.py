@@ -173,3 +173,55 @@ def test_symlinked_file_is_not_followed(tmp_path: Path) -> None:
     c = collect(run, work)
     assert [p.rel for p in c.problems] == ["link.json"]
     assert "symbolic link" in c.problems[0].reason
+
+
+def test_the_walk_lists_what_rglob_lists_in_its_order(tmp_path: Path) -> None:
+    # _walk replaces sorted(root.rglob("*")) filtered to files and symlinks, hidden names skipped.
+    from ingest.artifacts import _walk
+
+    root = tmp_path / "run"
+    for d in ("a", "a-b", "a/b", "a/results/logs", "A", ".hidden", "sub/aiperf_artifacts"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    for f in (
+        "a/x.json",
+        "a-b/y.json",
+        "a/b/z.json",
+        "a/results/r.json",
+        "a/results/logs/l.txt",
+        "top.json",
+        "A/Z.json",
+        ".hidden/h.json",
+        ".h.json",
+        "sub/aiperf_artifacts/p.json",
+        "a.b",
+        "a0",
+    ):
+        (root / f).write_text("{}")
+    (root / "link.json").symlink_to("top.json")
+    (root / "dirlink").symlink_to("a")
+    (root / "broken.json").symlink_to("missing.json")
+    os.mkfifo(root / "fifo")
+    expected = [
+        (p, p.relative_to(root).as_posix())
+        for p in sorted(root.rglob("*"))
+        if not any(part.startswith(".") for part in p.relative_to(root).parts)
+        and (p.is_file() or p.is_symlink())
+    ]
+    assert _walk(root) == expected
+    assert "a/results/logs/l.txt" in [r for _, r in expected] and "fifo" not in str(expected)
+
+
+def test_a_unit_keeps_its_newest_mtime_and_nested_dirs_belong_to_it(tmp_path: Path) -> None:
+    run = tmp_path / "bmk_x"
+    (run / "results").mkdir(parents=True)
+    (run / "agg.json").write_text("{}")
+    (run / "results" / "raw.json").write_text("{}")
+    os.utime(run / "agg.json", (1_000_000, 1_000_000))
+    os.utime(run / "results" / "raw.json", (2_000_000, 2_000_000))
+    work = tmp_path / "w"
+    work.mkdir()
+    c = collect(run, work)
+    assert [(u.name, [f.rel for f in u.files], u.mtime) for u in c.units] == [
+        ("bmk_x", ["agg.json", "results/raw.json"], 2_000_000.0)
+    ]
+    assert {f.artifact for f in c.units[0].files} == {"bmk_x"}

@@ -152,3 +152,35 @@ def test_mutated_documents_raise_only_contract_errors(data: st.DataObject) -> No
     src, doc = load(CONC32)
     check_only_contract_errors(AGG, src, data.draw(mutated(doc)))
     check_only_contract_errors(AGG, src, data.draw(mutated(_v2_doc())))
+
+
+def test_the_latency_key_table_is_what_the_latency_pattern_matches() -> None:
+    from ingest.readers.agg_fixed import _LATENCY, _LATENCY_KEYS
+    from ingest.schema import STATS
+
+    lats = ("ttft", "tpot", "itl", "e2el", "intvty", "std")
+    stats = (*STATS, "std", "p50", "p99.99", "p٩٩", "P99", "")
+    keys = [f"{s}_{lat}{end}" for s in stats for lat in lats for end in ("", "\n", "\n\n", " ")]
+    keys += ["mean_ttft_ms", "xmean_ttft", "mean__ttft", "mean_ttft\r", "\nmean_ttft"]
+    for key in keys:
+        m = _LATENCY.match(key)
+        want = (
+            (f"{m['stat']}_{m['lat']}", m["lat"] == "intvty") if m and m["stat"] in STATS else None
+        )
+        assert _LATENCY_KEYS.get(key) == want, key
+
+
+def test_the_runner_comes_from_the_file_name_as_parse_name_reads_it() -> None:
+    from ingest.readers._names import parse_name, parse_runner
+
+    names = [
+        *fixture_files("**/*"),
+        "agg_x_fp8_vllm_tp8-ep1-dpafalse_disagg-false_spec-none_conc4_h200-x_1_recipe-abc.json",
+        "x_prefill-tp4_conc1x2_runner-a_3.json",
+        "x_prefill-tp4_conc1x2_runner-a_3_gpus_8_ctx_2_gen_6.json",
+        "a/b/",
+        "a/.",
+        "",
+    ]
+    for name in names:
+        assert parse_runner(name) == parse_name(name).runner, name
