@@ -11,6 +11,11 @@ hold (each threshold is a `CliffParams` field):
 
 Post-cliff points must be removed before dominance is judged: past the cliff a point can look
 non-dominated (low TPOT, high interactivity) while its queue explodes.
+
+The rules are defined by polars window expressions over each arm (`_windows_polars`) and run as
+numpy passes over the arms laid end to end (`_windows_numpy`, null-aware, property-tested equal
+to the expressions); a frame with NaN values (which polars orders and accumulates differently
+from nulls) or a non-integer `conc` takes the expressions themselves.
 """
 
 from __future__ import annotations
@@ -18,8 +23,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
+from analysis.codes import dense_codes, gather, nullable, nulls_last_key, take
+from analysis.dominance import BoolArray, FloatArray, IntArray, dense, order_by
 from analysis.pareto import arm_columns
 from ingest.schema import DEFAULT_GROUP, Col, better
 
@@ -82,47 +90,191 @@ def detect_cliffs(
         `tput 2879.6 < 0.95 x 7739.5 (c8); p90 TTFT 113.3 s > 15.9 s (10 x knee c8)`; null when
         not post-cliff).
     """
-    arm_cols = list(arm_columns(by))
-    # One integer code per arm: sorting and windowing over it is much cheaper than over the
-    # twenty-odd identity columns.
-    arm = ["__arm"]
-    tput = pl.col(params.tput).cast(pl.Float64)
-    ttft = pl.col(params.ttft).cast(pl.Float64)
-    conc = pl.col(Col.CONC)
-    frame = (
-        points.select(
-            *arm_cols,
-            Col.POINT_ID,
-            Col.CONC,
-            tput.alias("__t"),
-            ttft.alias("__ttft"),
-            pl.col(Col.ERROR_RATE).cast(pl.Float64).alias("__err"),
-        )
-        .with_row_index("__row")
-        .with_columns(__arm=pl.col("__row").first().over(arm_cols))
-        .drop(arm_cols)
+    arm, _ = dense_codes(points, arm_columns(by))
+    order = order_by(arm, nulls_last_key(points.get_column(Col.CONC)))
+    res = arm_cliffs(gather(cliff_frame(points, params), order), arm[order], params)
+    inverse = np.empty(len(order), dtype=np.int64)
+    inverse[order] = np.arange(len(order))
+    evidence = res.evidence_at(len(order))
+    return pl.DataFrame(
+        {
+            Col.POINT_ID: points.get_column(Col.POINT_ID),
+            "knee_conc": res.knee_conc.gather(inverse),
+            "post_cliff": res.post[inverse],
+            "cliff_evidence": evidence.gather(inverse),
+        }
     )
+
+
+@dataclass(frozen=True, eq=False)
+class ArmCliffs:
+    """Cliff verdicts of rows ordered by arm, then concurrency (nulls last), then input row.
+
+    knee_conc: the arm's knee, one value per row (dtype of `conc`); post: post-cliff mask;
+    evidence: the evidence of the post-cliff rows only, in row order.
+    """
+
+    knee_conc: pl.Series
+    post: BoolArray
+    evidence: pl.Series
+
+    def evidence_at(self, n: int) -> pl.Series:
+        """The evidence as a full-length column (null where not post-cliff)."""
+        idx = np.full(n, -1, dtype=np.int64)
+        idx[np.flatnonzero(self.post)] = np.arange(len(self.evidence))
+        return take(self.evidence, idx)
+
+
+def cliff_frame(points: pl.DataFrame, params: CliffParams) -> pl.DataFrame:
+    """The columns the cliff rules read: `conc`, `__t`, `__ttft`, `__err` (floats)."""
+    return points.select(
+        Col.CONC,
+        pl.col(params.tput).cast(pl.Float64).alias("__t"),
+        pl.col(params.ttft).cast(pl.Float64).alias("__ttft"),
+        pl.col(Col.ERROR_RATE).cast(pl.Float64).alias("__err"),
+    )
+
+
+def arm_cliffs(
+    frame: pl.DataFrame, arm: IntArray, params: CliffParams, t_rank: IntArray | None = None
+) -> ArmCliffs:
+    """Cliff verdicts of `frame` (a `cliff_frame`) whose rows are in arm order (see ArmCliffs).
+
+    Args:
+        frame: rows grouped by arm (each arm contiguous), by concurrency (nulls last) within it.
+        arm: the arm code of each row.
+        params: the thresholds.
+        t_rank: dense ranks of `__t` (nulls excluded) when the caller already has them.
+    """
+    cols = [frame.get_column(c) for c in ("__t", "__ttft", "__err")]
+    if any(bool(s.is_nan().any()) for s in cols) or not frame[Col.CONC].dtype.is_integer():
+        # NaN compares and accumulates differently from null in polars; the windows define it.
+        windows = _windows_polars(frame, arm, params)
+        post = (windows["__low"] | windows["__slow"] | windows["__errc"]).to_numpy()
+        knee, rows = windows.get_column("knee_conc"), windows.filter(pl.Series(post))
+    else:
+        knee, post, rows = _windows_numpy(frame, arm, params, t_rank)
+    evidence = rows.select(_evidence(params)).to_series()
+    return ArmCliffs(knee_conc=knee, post=post, evidence=evidence)
+
+
+def _floats(s: pl.Series) -> tuple[FloatArray, BoolArray]:
+    if s.null_count() == 0:
+        return s.to_numpy().astype(np.float64, copy=False), np.zeros(len(s), dtype=np.bool_)
+    return s.fill_null(0.0).to_numpy().astype(np.float64, copy=False), s.is_null().to_numpy()
+
+
+def _windows_numpy(
+    frame: pl.DataFrame, arm: IntArray, params: CliffParams, t_rank: IntArray | None
+) -> tuple[pl.Series, BoolArray, pl.DataFrame]:
+    """The rules of `_windows_polars` as numpy passes over contiguous arms (null-aware):
+    (`knee_conc` of every row, the post-cliff mask, the post-cliff rows with the columns the
+    evidence reads)."""
+    n = frame.height
+    conc = frame.get_column(Col.CONC)
+    if n == 0:
+        empty = _windows_polars(frame, arm, params)
+        return empty.get_column("knee_conc"), np.zeros(0, dtype=np.bool_), empty
+    idx = np.arange(n, dtype=np.int64)
+    cnull = conc.is_null().to_numpy()
+    ck = nulls_last_key(conc)
+    t, tnull = _floats(frame.get_column("__t"))
+    ttft, ttnull = _floats(frame.get_column("__ttft"))
+    err, enull = _floats(frame.get_column("__err"))
+    starts = np.r_[True, arm[1:] != arm[:-1]]
+    seg = np.cumsum(starts) - 1
+    seg_start = np.flatnonzero(starts)
+    # Running maximum of t within the arm, skipping nulls (as `cum_max`): dense ranks offset by
+    # the arm index make it one global running maximum. Rank 0: no non-null value yet.
+    rr = np.zeros(n, dtype=np.int64)
+    rr[~tnull] = (dense(t[~tnull]) if t_rank is None else t_rank) + 1
+    span = int(rr.max()) + 1
+    base = seg * span
+    top = np.maximum.accumulate(base + rr)
+    top -= base
+    holder = np.zeros(span, dtype=np.int64)
+    holder[rr] = idx  # a row of each rank (equal ranks are equal values)
+    # __prev: the running maximum at the previous row of the arm
+    prev_null = np.empty(n, dtype=np.bool_)
+    prev_null[0], prev_null[1:] = True, tnull[:-1] | (top[:-1] == 0)
+    prev_null |= starts
+    prev = np.empty(n, dtype=np.float64)
+    prev[0], prev[1:] = 0.0, t[holder[top[:-1]]]
+    # __best_conc: the conc of the last earlier row of the arm that set the running maximum
+    last = np.maximum.accumulate(np.where(~tnull & (rr == top) & ~cnull, idx, -1))
+    best = np.empty(n, dtype=np.int64)
+    best[0], best[1:] = -1, last[:-1]
+    best[(best < seg_start[seg]) | starts] = -1
+    # repeated concurrencies share the values of their first row
+    first = np.maximum.accumulate(np.where(starts | np.r_[True, ck[1:] != ck[:-1]], idx, 0))
+    # the knee: the lowest conc whose next row of the arm gains less than knee_min_gain
+    stops = np.zeros(n, dtype=np.bool_)
+    stops[:-1] = (
+        ~starts[1:] & ~tnull[:-1] & ~tnull[1:] & (t[1:] < t[:-1] * (1.0 + params.knee_min_gain))
+    )
+    big = np.iinfo(np.int64).max
+    knee_key = np.minimum.reduceat(np.where(stops & ~cnull, ck, big), seg_start)
+    # its first row gives the knee TTFT (0 when there is no knee or no TTFT)
+    kk = knee_key[seg]
+    knee_at = np.minimum.reduceat(np.where(~cnull & (ck == kk), idx, n), seg_start)
+    knee_at[knee_key == big] = n
+    has = knee_at < n
+    at = np.where(has, knee_at, 0)
+    knee_ttft = np.where(has & ~ttnull[at], ttft[at], 0.0)
+    knee_row = np.where(has, knee_at, -1)[seg]
+    limit = np.maximum(knee_ttft * params.ttft_ratio, params.ttft_floor_s)[seg]
+    past = (knee_row >= 0) & ~cnull & (ck > kk)
+    prev, prev_null = prev[first], prev_null[first]
+    low = past & ~tnull & ~prev_null & (t < params.tput_fraction * prev)
+    slow = past & ~ttnull & (ttft > limit)
+    errc = past & ~enull & (err > params.error_rate)
+    post = low | slow | errc
+    # the evidence reads only the post-cliff rows
+    sel = np.flatnonzero(post)
+    rows = gather(frame, sel).with_columns(
+        nullable("__prev", prev[sel], prev_null[sel]),
+        take(conc, best[first[sel]]).alias("__best_conc"),
+        take(conc, knee_row[sel]).alias("knee_conc"),
+        pl.Series("__knee_ttft", knee_ttft[seg[sel]]),
+        pl.Series("__low", low[sel]),
+        pl.Series("__slow", slow[sel]),
+        pl.Series("__errc", errc[sel]),
+    )
+    return take(conc, knee_row).alias("knee_conc"), post, rows
+
+
+def _windows_polars(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> pl.DataFrame:
     t = pl.col("__t")
-    ordered = frame.sort([*arm, Col.CONC, "__row"], nulls_last=True).with_columns(
-        __prev=t.cum_max().shift(1).over(arm),
-        __best_conc=pl.when(t == t.cum_max()).then(conc).forward_fill().shift(1).over(arm),
-        __stops=(t.shift(-1).over(arm) < t * (1.0 + params.knee_min_gain)),
+    conc = pl.col(Col.CONC)
+    a = ["__arm"]
+    ordered = frame.with_columns(pl.Series("__arm", arm)).with_columns(
+        __prev=t.cum_max().shift(1).over(a),
+        __best_conc=pl.when(t == t.cum_max()).then(conc).forward_fill().shift(1).over(a),
+        __stops=(t.shift(-1).over(a) < t * (1.0 + params.knee_min_gain)),
     )
     ordered = ordered.with_columns(
         # "lower concurrency" is strict: repeated concs share the value of their first row.
-        __prev=pl.col("__prev").first().over([*arm, Col.CONC]),
-        __best_conc=pl.col("__best_conc").first().over([*arm, Col.CONC]),
-        knee_conc=pl.when(pl.col("__stops")).then(conc).min().over(arm),
+        __prev=pl.col("__prev").first().over([*a, Col.CONC]),
+        __best_conc=pl.col("__best_conc").first().over([*a, Col.CONC]),
+        knee_conc=pl.when(pl.col("__stops")).then(conc).min().over(a),
     )
-    knee_ttft = pl.col("__ttft").filter(conc == pl.col("knee_conc")).first().over(arm)
+    knee_ttft = pl.col("__ttft").filter(conc == pl.col("knee_conc")).first().over(a)
     ordered = ordered.with_columns(__knee_ttft=knee_ttft.fill_null(strategy="zero"))
-    limit = pl.max_horizontal(
-        pl.col("__knee_ttft") * params.ttft_ratio, pl.lit(params.ttft_floor_s)
-    )
     past = conc > pl.col("knee_conc")
-    low = past & (t < params.tput_fraction * pl.col("__prev"))
-    slow = past & (pl.col("__ttft") > limit)
-    err = past & (pl.col("__err") > params.error_rate)
+    return ordered.with_columns(
+        __low=(past & (t < params.tput_fraction * pl.col("__prev"))).fill_null(False),
+        __slow=(past & (pl.col("__ttft") > _limit(params))).fill_null(False),
+        __errc=(past & (pl.col("__err") > params.error_rate)).fill_null(False),
+    ).drop("__arm", "__stops")
+
+
+def _limit(params: CliffParams) -> pl.Expr:
+    return pl.max_horizontal(pl.col("__knee_ttft") * params.ttft_ratio, pl.lit(params.ttft_floor_s))
+
+
+def _evidence(params: CliffParams) -> pl.Expr:
+    t = pl.col("__t")
+    limit = _limit(params)
     ttft_why = (
         pl.when(pl.col("__knee_ttft") * params.ttft_ratio > params.ttft_floor_s)
         .then(
@@ -132,9 +284,9 @@ def detect_cliffs(
         )
         .otherwise(pl.lit(f"{params.ttft_floor_s:g} s floor"))
     )
-    evidence = pl.concat_str(
+    return pl.concat_str(
         [
-            pl.when(low).then(
+            pl.when("__low").then(
                 pl.format(
                     f"{_label(params.tput)} {{}} < {params.tput_fraction:g} x {{}} (c{{}})",
                     t.round(1),
@@ -142,24 +294,15 @@ def detect_cliffs(
                     pl.col("__best_conc"),
                 )
             ),
-            pl.when(slow).then(
+            pl.when("__slow").then(
                 pl.format(
                     f"{_label(params.ttft)} {{}} s > {{}}", pl.col("__ttft").round(1), ttft_why
                 )
             ),
-            pl.when(err).then(
+            pl.when("__errc").then(
                 pl.format(f"error rate {{}} > {params.error_rate:g}", pl.col("__err").round(3))
             ),
         ],
         separator="; ",
         ignore_nulls=True,
-    )
-    post = (low | slow | err).fill_null(False)
-    out = ordered.select(
-        "__row",
-        Col.POINT_ID,
-        "knee_conc",
-        post.alias("post_cliff"),
-        pl.when(post).then(evidence).alias("cliff_evidence"),
-    )
-    return out.sort("__row").drop("__row")
+    ).alias("cliff_evidence")

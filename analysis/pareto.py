@@ -3,53 +3,57 @@
 Both axes are oriented by `ingest.schema.better`, so "dominates" always means "at least as good on
 both metrics and strictly better on one". A point equal to a frontier point is on the frontier; a
 weakly dominated point (equal on one metric, worse on the other) is not. The numpy kernel is
-`analysis.dominance`: one O(n log n) sort of all groups at once plus vectorised running maxima.
+`analysis.dominance`: one float sort per axis, small-integer regroupings by arm and by group and
+vectorised running maxima; the polylines are `analysis.polylines`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
+from polars import CompatLevel
 
+from analysis.codes import dense_codes, gather, key_ranks, take
 from analysis.dominance import (
     BoolArray,
     FloatArray,
     IntArray,
     dense,
-    dominators_from_ranks,
-    nondominated_from_ranks,
+    dominator_runs,
+    nondominated_sorted,
+    order_by,
+    ranked,
 )
+from analysis.polylines import Frontier, FrontierLines, LineSet, PolylineColumns
 from ingest.schema import DEFAULT_GROUP, Col, better
 
-# Internal column names (never collide with canonical ones).
-_GROUP = "__group"
-
-
-@dataclass(frozen=True)
-class Frontier:
-    """One frontier polyline, its points sorted by x ascending.
-
-    key: the (column, value) pairs that identify the group (and, for an arm frontier, the arm).
-    label: readable name (the arm label for arm frontiers, the group values otherwise).
-    """
-
-    key: tuple[tuple[str, object], ...]
-    label: str
-    x: str
-    y: str
-    point_ids: tuple[str, ...]
-    xs: tuple[float, ...]
-    ys: tuple[float, ...]
-    concs: tuple[int | None, ...]
+__all__ = [
+    "ArmSets",
+    "Frontier",
+    "FrontierResult",
+    "Judgement",
+    "PolylineColumns",
+    "arm_columns",
+    "axis_problems",
+    "axis_unusable",
+    "compute_frontiers",
+    "dominated_lists",
+    "frontier_lines",
+    "frontier_mask",
+    "judge",
+    "oriented",
+]
 
 
 @dataclass(frozen=True, eq=False)
 class FrontierResult:
-    """Frontier membership of every input row plus the frontier polylines.
+    """Frontier membership of every input row plus the frontier polylines (`group_frontiers`,
+    `arm_frontiers`: built from `lines` on first use).
 
     flags: one row per input row, in input order: `point_id`, `excluded_reason` (null when both
         axes are usable), `on_frontier` (group envelope), `on_arm_frontier`, `dominated_by`
@@ -60,8 +64,21 @@ class FrontierResult:
     y: str
     by: tuple[str, ...]
     flags: pl.DataFrame
-    group_frontiers: tuple[Frontier, ...]
-    arm_frontiers: tuple[Frontier, ...]
+    lines: FrontierLines = field(repr=False)
+
+    @cached_property
+    def _frontiers(self) -> tuple[tuple[Frontier, ...], tuple[Frontier, ...]]:
+        return self.lines.build()
+
+    @property
+    def group_frontiers(self) -> tuple[Frontier, ...]:
+        """The envelope of each group, x ascending (built on first use, then kept)."""
+        return self._frontiers[0]
+
+    @property
+    def arm_frontiers(self) -> tuple[Frontier, ...]:
+        """The frontier of each arm, x ascending (built on first use, then kept)."""
+        return self._frontiers[1]
 
     @property
     def excluded(self) -> pl.DataFrame:
@@ -83,6 +100,9 @@ def oriented(values: FloatArray, metric: str) -> FloatArray:
 
 def axis_problems(points: pl.DataFrame, x: str, y: str) -> pl.Series:
     """Why each row cannot go on the x/y plane (null when it can), e.g. 'missing p90_ttft'."""
+    bad = np.flatnonzero(points.select(axis_unusable(x, y)).to_series().to_numpy())
+    idx = np.full(points.height, -1, dtype=np.int64)
+    idx[bad] = np.arange(len(bad))
     exprs = []
     for col in dict.fromkeys([x, y]):
         v = pl.col(col).cast(pl.Float64)
@@ -95,7 +115,18 @@ def axis_problems(points: pl.DataFrame, x: str, y: str) -> pl.Series:
             .then(pl.format(f"non-positive {col} ({{}})", v))
         )
     joined = pl.concat_str(exprs, separator="; ", ignore_nulls=True)
-    return points.select(pl.when(joined != "").then(joined).alias("excluded_reason")).to_series()
+    # the strings are built for the unusable rows only
+    reasons = gather(points.select(*dict.fromkeys([x, y])), bad).select(joined).to_series()
+    return take(reasons, idx).alias("excluded_reason")
+
+
+def axis_unusable(x: str, y: str) -> pl.Expr:
+    """True where a row cannot go on the x/y plane (where `axis_problems` names a reason)."""
+    conds = []
+    for col in dict.fromkeys([x, y]):
+        v = pl.col(col).cast(pl.Float64)
+        conds += [v.is_null() | v.is_nan(), v.is_infinite(), v <= 0]
+    return pl.any_horizontal(conds).fill_null(False)
 
 
 def frontier_mask(
@@ -108,15 +139,6 @@ def frontier_mask(
     return compute_frontiers(points, x, y, by, with_dominators=False).flags.get_column(
         "on_frontier"
     )
-
-
-def _group_codes(points: pl.DataFrame, by: Sequence[str]) -> IntArray:
-    if not by:
-        return np.zeros(points.height, dtype=np.int64)
-    codes = (
-        points.select(list(by)).with_row_index(_GROUP).select(pl.col(_GROUP).first().over(list(by)))
-    )
-    return codes.to_series().to_numpy().astype(np.int64)
 
 
 def compute_frontiers(
@@ -146,21 +168,16 @@ def compute_frontiers(
     better(x), better(y)  # raise early on a non-metric axis
     x, y = str(x), str(y)
     by = tuple(str(c) for c in by)
-    arm_by = arm_columns(by)
     reasons = axis_problems(points, x, y)
-    valid = reasons.is_null().to_numpy()
+    valid = np.flatnonzero(reasons.is_null().to_numpy())
+    sets = ArmSets.of(points, by)
     xs = points.get_column(x).cast(pl.Float64).to_numpy()
     ys = points.get_column(y).cast(pl.Float64).to_numpy()
-    vx, vy = oriented(xs[valid], x), oriented(ys[valid], y)
+    j = judge(sets.group[valid], sets.arm[valid], xs[valid], ys[valid], x, y, max_dominated_by,
+              dominators=with_dominators)  # fmt: skip
     on_group = np.zeros(points.height, dtype=np.bool_)
     on_arm = np.zeros(points.height, dtype=np.bool_)
-    x_rank, y_rank = dense(vx), dense(vy)
-    g_rank = dense(_group_codes(points, by)[valid])
-    if len(vx):
-        on_group[valid] = nondominated_from_ranks(g_rank, x_rank, y_rank)
-        on_arm[valid] = nondominated_from_ranks(
-            dense(_group_codes(points, arm_by)[valid]), x_rank, y_rank
-        )
+    on_group[valid], on_arm[valid] = j.on_group, j.on_arm
     ids = points.get_column(Col.POINT_ID)
     flags = pl.DataFrame(
         {
@@ -171,64 +188,128 @@ def compute_frontiers(
         }
     )
     if with_dominators:
-        offsets_v, rows_v = dominators_from_ranks(
-            g_rank, x_rank, y_rank, on_group[valid], max_dominated_by
-        )
-        valid_rows = np.flatnonzero(valid)
         counts = np.zeros(points.height, dtype=np.int64)
-        counts[valid] = np.diff(offsets_v)
-        offsets = np.zeros(points.height + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        values = ids.gather(valid_rows[rows_v]).to_arrow()
-        arr = pa.LargeListArray.from_arrays(pa.array(offsets), values)
-        flags = flags.with_columns(pl.Series("dominated_by", arr).cast(pl.List(pl.String)))
-    return FrontierResult(
-        x=x,
-        y=y,
-        by=by,
-        flags=flags,
-        group_frontiers=_polylines(points, on_group, by, x, y, arm=False),
-        arm_frontiers=_polylines(points, on_arm, arm_by, x, y, arm=True),
+        lo = np.zeros(points.height, dtype=np.int64)
+        counts[valid], lo[valid] = j.counts, j.lo
+        front_ids = ids.gather(valid[j.front])
+        flags = flags.with_columns(dominated_lists(front_ids, lo, counts).alias("dominated_by"))
+    cols = PolylineColumns.of(points, x, y)
+    return FrontierResult(x=x, y=y, by=by, flags=flags, lines=frontier_lines(j, valid, sets, cols))
+
+
+def frontier_lines(
+    j: Judgement, rows: IntArray, sets: ArmSets, cols: PolylineColumns
+) -> FrontierLines:
+    """What the polylines of a judgement are built from (`rows`: the judged points' rows)."""
+    g_rows, a_rows = rows[j.on_group], rows[j.on_arm]
+    return FrontierLines(
+        cols=cols,
+        group=LineSet(g_rows, sets.group[g_rows], sets.group_keys, j.x_rank[j.on_group], False),
+        arm=LineSet(a_rows, sets.arm[a_rows], sets.arm_keys, j.x_rank[j.on_arm], True),
     )
 
 
-def _polylines(
-    points: pl.DataFrame, mask: BoolArray, keys: Sequence[str], x: str, y: str, *, arm: bool
-) -> tuple[Frontier, ...]:
-    sel = points.filter(pl.Series(mask))
-    if sel.height == 0:
-        return ()
-    if Col.CONC not in sel.columns:
-        sel = sel.with_columns(pl.lit(None, pl.Int64).alias(Col.CONC))
-    aggs = [
-        pl.col(Col.POINT_ID).alias("__ids"),
-        pl.col(x).cast(pl.Float64).alias("__xs"),
-        pl.col(y).cast(pl.Float64).alias("__ys"),
-        pl.col(Col.CONC).alias("__concs"),
-    ]
-    if arm and Col.ARM_LABEL in sel.columns:
-        aggs.append(pl.col(Col.ARM_LABEL).first().alias("__label"))
-    group_keys: list[str | pl.Expr] = [*keys] if keys else [pl.lit(0).alias(_GROUP)]
-    grouped = (
-        sel.sort([x, Col.POINT_ID])
-        .group_by(group_keys, maintain_order=True)
-        .agg(aggs)
-        .sort(list(keys) or _GROUP, nulls_last=True)
-    )
-    out = []
-    for row in grouped.iter_rows(named=True):
-        key = tuple((k, row[k]) for k in keys)
-        name = row.get("__label") or " / ".join(str(v) for _, v in key if v is not None)
-        out.append(
-            Frontier(
-                key=key,
-                label=str(name),
-                x=x,
-                y=y,
-                point_ids=tuple(row["__ids"]),
-                xs=tuple(row["__xs"]),
-                ys=tuple(row["__ys"]),
-                concs=tuple(row["__concs"]),
-            )
+@dataclass(frozen=True, eq=False)
+class ArmSets:
+    """Integer codes of the comparison groups and arms of a frame of points.
+
+    arm / group: dense codes per row; arm_first: the first row of each arm; arm_keys /
+    group_keys: one row per code with the key columns (`arm_columns(by)` / `by`) and `__rank`,
+    its rank in key order (nulls last).
+    """
+
+    arm: IntArray
+    group: IntArray
+    arm_first: IntArray
+    arm_keys: pl.DataFrame
+    group_keys: pl.DataFrame
+
+    @classmethod
+    def of(cls, points: pl.DataFrame, by: Sequence[str]) -> ArmSets:
+        """Hash the arm columns once; groups are coded on one row per arm."""
+        arm_by = list(arm_columns(by))
+        arm, arm_first = dense_codes(points, arm_by)
+        arm_keys = gather(points.select(arm_by), arm_first)
+        group_of_arm, group_first = dense_codes(arm_keys, list(by))
+        # one row per group (no key columns when `by` is empty: one group)
+        group_keys = gather(arm_keys.select(list(by)), group_first, len(group_first))
+        return cls(
+            arm=arm,
+            group=group_of_arm[arm],
+            arm_first=arm_first,
+            arm_keys=arm_keys.with_columns(pl.Series("__rank", key_ranks(arm_keys))),
+            group_keys=group_keys.with_columns(pl.Series("__rank", key_ranks(group_keys))),
         )
-    return tuple(out)
+
+
+@dataclass(frozen=True, eq=False)
+class Judgement:
+    """Frontier membership of a set of points (arrays aligned with that set).
+
+    x_rank: dense rank of the raw x values (ascending, not oriented): the polyline order.
+    front, lo, counts: the dominators of point i are front[lo[i] : lo[i] + counts[i]]
+        (see `dominance.dominator_runs`).
+    """
+
+    on_group: BoolArray
+    on_arm: BoolArray
+    x_rank: IntArray
+    front: IntArray
+    lo: IntArray
+    counts: IntArray
+
+
+def judge(
+    group: IntArray,
+    arm: IntArray,
+    xs: FloatArray,
+    ys: FloatArray,
+    x: str,
+    y: str,
+    limit: int | None = None,
+    tiebreak: IntArray | None = None,
+    y_rank: IntArray | None = None,
+    dominators: bool = True,
+) -> Judgement:
+    """Group and arm frontiers of usable points, and every point's dominators.
+
+    Args:
+        group, arm: integer codes (arms nested in groups).
+        xs, ys: raw axis values (finite); x, y: their metrics (for the directions).
+        limit: cap on the dominators listed per point.
+        tiebreak: order of equal frontier points in the dominator lists (default: array order).
+        y_rank: dense ranks of ys when the caller already has them.
+        dominators: also find each point's dominators (else front, lo, counts are empty).
+    """
+    x_rank, x_order = ranked(xs)
+    yr = dense(ys) if y_rank is None else y_rank
+    higher = better(x) == "higher"
+    ox = x_rank if higher else int(x_rank.max(initial=0)) - x_rank
+    oy = yr if better(y) == "higher" else int(yr.max(initial=0)) - yr
+    n = len(xs)
+    on_group = np.zeros(n, dtype=np.bool_)
+    on_arm = np.zeros(n, dtype=np.bool_)
+    if n:
+        # better x first, regrouped stably by arm (a small integer sort)
+        x_desc = x_order[::-1] if higher else x_order
+        by_arm = x_desc[order_by(arm[x_desc])]
+        on_arm[by_arm] = nondominated_sorted(arm[by_arm], ox[by_arm], oy[by_arm])
+        # an arm is a subset of its group, so the group frontier is among the arm frontiers
+        cand = x_desc[on_arm[x_desc]]
+        by_group = cand[order_by(group[cand])]
+        on_group[by_group] = nondominated_sorted(group[by_group], ox[by_group], oy[by_group])
+    if not dominators:
+        none = np.zeros(0, dtype=np.int64)
+        return Judgement(on_group, on_arm, x_rank, none, none, none)
+    front, lo, counts = dominator_runs(group, ox, oy, on_group, limit, tiebreak)
+    return Judgement(on_group, on_arm, x_rank, front, lo, counts)
+
+
+def dominated_lists(front_ids: pl.Series, lo: IntArray, counts: IntArray) -> pl.Series:
+    """List[String] column: row i holds front_ids[lo[i] : lo[i] + counts[i]] (empty when 0)."""
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    flat = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1] - lo, counts)
+    values = front_ids.gather(flat).to_arrow(compat_level=CompatLevel.newest())
+    arr = pa.LargeListArray.from_arrays(pa.array(offsets), values)
+    return pl.Series("dominated_by", arr).cast(pl.List(pl.String))

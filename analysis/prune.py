@@ -11,12 +11,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 
-from analysis.cliff import CliffParams, detect_cliffs
-from analysis.pareto import Frontier, axis_problems, compute_frontiers
-from ingest.schema import DEFAULT_GROUP, Col
+from analysis.cliff import CliffParams, arm_cliffs, cliff_frame
+from analysis.codes import dense_codes, gather, key_ranks, nulls_last_key, take
+from analysis.dominance import BoolArray, IntArray, dense, order_by
+from analysis.pareto import (
+    ArmSets,
+    Frontier,
+    Judgement,
+    PolylineColumns,
+    axis_problems,
+    axis_unusable,
+    dominated_lists,
+    frontier_lines,
+    judge,
+)
+from analysis.polylines import FrontierLines
+from analysis.reasons import ReasonTexts, dominator_descriptions
+from ingest.schema import DEFAULT_GROUP, Col, better
 
 # The columns that say which configuration a row is (emitted on every per-point output row).
 IDENTITY_COLUMNS: tuple[Col, ...] = (
@@ -63,6 +80,10 @@ CONTEXT_COLUMNS: tuple[Col, ...] = (Col.IMAGE, Col.HW_LABEL, Col.KV_OFFLOAD_BACK
 # InferenceX's aiperf gate: error rate <= 0.10 passes (AIPERF_FAILED_REQUEST_THRESHOLD).
 DEFAULT_MAX_ERROR_RATE = 0.10
 
+# Dominating ids listed per point by default (nearest in x first); `dominated_by_count` has the
+# total. Uncapped, a million points in a thousand groups list twenty million ids.
+DEFAULT_MAX_DOMINATED_BY = 3
+
 
 class Verdict(StrEnum):
     """What the analysis concluded about one point."""
@@ -80,8 +101,10 @@ class Analysis:
     table: one row per input point: the identity columns present in the input (then `image`,
         `hw_label`, `kv_offload_backend_version`), `x`, `y`,
         `verdict`, `on_arm_frontier`, `reason`, `dominated_by` (ids of the group-frontier
-        points that dominate it, nearest in x first; empty unless dominated) and `knee_conc`.
-    group_frontiers / arm_frontiers: polylines of the judged (valid, pre-cliff) points.
+        points that dominate it, nearest in x first, at most `max_dominated_by` of them; empty
+        unless dominated), `dominated_by_count` (how many dominate it) and `knee_conc`.
+    group_frontiers / arm_frontiers: polylines of the judged (valid, pre-cliff) points, built
+        from `lines` on first use (the table, the CLI and the exports never need them).
     """
 
     x: str
@@ -90,8 +113,21 @@ class Analysis:
     cliff: CliffParams
     max_error_rate: float
     table: pl.DataFrame
-    group_frontiers: tuple[Frontier, ...] = field(default=())
-    arm_frontiers: tuple[Frontier, ...] = field(default=())
+    lines: FrontierLines = field(repr=False)
+
+    @cached_property
+    def _frontiers(self) -> tuple[tuple[Frontier, ...], tuple[Frontier, ...]]:
+        return self.lines.build()
+
+    @property
+    def group_frontiers(self) -> tuple[Frontier, ...]:
+        """The envelope of each comparison group, x ascending (built on first use, then kept)."""
+        return self._frontiers[0]
+
+    @property
+    def arm_frontiers(self) -> tuple[Frontier, ...]:
+        """The frontier of each (group, run, arm), x ascending (built on first use, then kept)."""
+        return self._frontiers[1]
 
     @property
     def excluded(self) -> pl.DataFrame:
@@ -122,8 +158,20 @@ def invalid_reasons(points: pl.DataFrame, x: str, y: str, max_error_rate: float)
     return points.select(pl.when(rules != "").then(rules).alias("invalid")).to_series()
 
 
-def _fmt(expr: pl.Expr, digits: int) -> pl.Expr:
-    return expr.cast(pl.Float64).round(digits).cast(pl.String)
+def invalid_mask(points: pl.DataFrame, x: str, y: str, max_error_rate: float) -> BoolArray:
+    """True where `invalid_reasons` names a reason (without building the strings)."""
+    bad = pl.any_horizontal(
+        axis_unusable(x, y),
+        pl.col(Col.ERROR_RATE) > max_error_rate,
+        pl.col(Col.NUM_REQUESTS_SUCCESSFUL) == 0,
+    ).fill_null(False)
+    mask: BoolArray = points.select(bad).to_series().to_numpy()
+    return mask
+
+
+# verdict codes (index into _VERDICTS)
+_FRONTIER, _DOMINATED, _POST_CLIFF, _INVALID = range(4)
+_VERDICTS = (Verdict.FRONTIER, Verdict.DOMINATED, Verdict.POST_CLIFF, Verdict.INVALID)
 
 
 def analyze_points(
@@ -133,7 +181,7 @@ def analyze_points(
     group_by: Sequence[str] = DEFAULT_GROUP,
     cliff: CliffParams = CliffParams(),
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
-    max_dominated_by: int | None = None,
+    max_dominated_by: int | None = DEFAULT_MAX_DOMINATED_BY,
 ) -> Analysis:
     """Give every point a verdict on the x/y plane of its comparison group.
 
@@ -144,7 +192,8 @@ def analyze_points(
             precision); the envelope is across all arms of a group.
         cliff: post-cliff thresholds.
         max_error_rate: points with a higher error rate are invalid.
-        max_dominated_by: cap on each `dominated_by` list (None: every dominating frontier point).
+        max_dominated_by: cap on each `dominated_by` list (default 3; None: every dominating
+            frontier point). `dominated_by_count` and the reason count them all regardless.
 
     Returns:
         An Analysis (see its fields).
@@ -152,75 +201,19 @@ def analyze_points(
     Raises:
         ValueError: when x or y is not a metric with a better direction.
     """
+    better(x), better(y)  # raise early on a non-metric axis
     x, y, group_by = str(x), str(y), tuple(str(c) for c in group_by)
-    rows = points.with_row_index("__row")
-    invalid = invalid_reasons(points, x, y, max_error_rate)
-    valid = rows.filter(invalid.is_null())
-    cliffs = detect_cliffs(valid, cliff, group_by).with_columns(valid.get_column("__row"))
-    judged = valid.filter(~cliffs.get_column("post_cliff"))
-    fr = compute_frontiers(judged, x, y, group_by, max_dominated_by=max_dominated_by)
-    flags = fr.flags.drop("point_id", "excluded_reason").with_columns(judged.get_column("__row"))
     ident = [c for c in (*IDENTITY_COLUMNS, *CONTEXT_COLUMNS) if c in points.columns]
-    base = (
-        rows.select(
-            "__row",
-            *ident,
-            pl.col(x).cast(pl.Float64).alias("x"),
-            pl.col(y).cast(pl.Float64).alias("y"),
-            invalid.alias("__invalid"),
-        )
-        .join(cliffs.drop("point_id"), on="__row", how="left")
-        .join(flags, on="__row", how="left")
+    # The judgement works on integer codes and numpy arrays in output order; the identity
+    # columns are gathered once, at the end.
+    sets = ArmSets.of(points, group_by)
+    order, arm_ordered = _output_order(points, sets, [c for c in group_by if c in ident])
+    v = _judge_rows(points, sets, order, arm_ordered, x, y, cliff, max_error_rate)
+    axes = [pl.col(x).cast(pl.Float64).alias("x"), pl.col(y).cast(pl.Float64).alias("y")]
+    table = gather(points.select(*ident, *axes), order).hstack(
+        _verdict_columns(points, order, v, x, y, max_error_rate, max_dominated_by)
     )
-    lookup = judged.select(
-        pl.col(Col.POINT_ID).alias("__dom"),
-        pl.format(
-            "{} c{} ({}, {})", Col.ARM_LABEL, Col.CONC, _fmt(pl.col(x), 2), _fmt(pl.col(y), 1)
-        ).alias("__dom_desc"),
-    ).unique("__dom", keep="first")
-    base = base.with_columns(
-        pl.col("dominated_by").fill_null(pl.lit([], pl.List(pl.String))),
-        pl.col("dominated_by").list.first().alias("__dom"),
-    ).join(lookup, on="__dom", how="left")
-    n_more = pl.col("dominated_by").list.len() - 1
-    post = pl.col("post_cliff").fill_null(False)
-    on_front = pl.col("on_frontier").fill_null(False)
-    verdict = (
-        pl.when(pl.col("__invalid").is_not_null())
-        .then(pl.lit(Verdict.INVALID.value))
-        .when(post)
-        .then(pl.lit(Verdict.POST_CLIFF.value))
-        .when(on_front)
-        .then(pl.lit(Verdict.FRONTIER.value))
-        .otherwise(pl.lit(Verdict.DOMINATED.value))
-    )
-    reason = (
-        pl.when(pl.col("__invalid").is_not_null())
-        .then(pl.col("__invalid"))
-        .when(post)
-        .then(pl.col("cliff_evidence"))
-        .when(on_front)
-        .then(pl.lit("not dominated in its comparison group"))
-        .when(pl.col("__dom_desc").is_null())
-        .then(pl.lit("dominated in its comparison group"))
-        .when(n_more > 0)
-        .then(pl.format("dominated by {} and {} more", "__dom_desc", n_more))
-        .otherwise(pl.format("dominated by {}", "__dom_desc"))
-    )
-    table = (
-        base.with_columns(
-            verdict.alias("verdict"),
-            (pl.col("on_arm_frontier").fill_null(False) & ~post).alias("on_arm_frontier"),
-            reason.alias("reason"),
-        )
-        .sort(
-            [*[c for c in group_by if c in ident], Col.ARM_LABEL, Col.CONC, "__row"],
-            nulls_last=True,
-        )
-        .select(
-            *ident, "x", "y", "verdict", "on_arm_frontier", "reason", "dominated_by", "knee_conc"
-        )
-    )
+    lines = frontier_lines(v.judgement, v.judged_rows, sets, PolylineColumns.of(points, x, y))
     return Analysis(
         x=x,
         y=y,
@@ -228,6 +221,142 @@ def analyze_points(
         cliff=cliff,
         max_error_rate=max_error_rate,
         table=table,
-        group_frontiers=fr.group_frontiers,
-        arm_frontiers=fr.arm_frontiers,
+        lines=lines,
     )
+
+
+@dataclass(frozen=True, eq=False)
+class _Judged:
+    """The verdicts of every row, in output order.
+
+    code: verdict code; invalid_at / post_at: output rows of the invalid and post-cliff points;
+    evidence: the cliff evidence of the post_at rows; knee: `knee_conc`; judged_at /
+    judged_rows: output and input rows of the points judged for dominance (in output order);
+    judgement: their frontiers and dominators (aligned with judged_at).
+    """
+
+    code: npt.NDArray[np.int8]
+    invalid_at: IntArray
+    post_at: IntArray
+    evidence: pl.Series
+    knee: pl.Series
+    judged_at: IntArray
+    judged_rows: IntArray
+    judgement: Judgement
+
+
+def _judge_rows(
+    points: pl.DataFrame,
+    sets: ArmSets,
+    order: IntArray,
+    arm_ordered: bool,
+    x: str,
+    y: str,
+    cliff: CliffParams,
+    max_error_rate: float,
+) -> _Judged:
+    n = len(order)
+    invalid = invalid_mask(points, x, y, max_error_rate)[order]
+    valid = np.flatnonzero(~invalid)
+    v_rows = order[valid]
+    ys = points.get_column(y).cast(pl.Float64).to_numpy()
+    y_rank = np.zeros(n, dtype=np.int64)
+    y_rank[valid] = dense(ys[v_rows])
+    # post-cliff, on the valid rows of each arm by concurrency
+    seq, arm = valid, sets.arm[v_rows]
+    if not (arm_ordered and _contiguous(arm)):
+        by = order_by(arm, nulls_last_key(points.get_column(Col.CONC))[v_rows], v_rows)
+        seq, v_rows, arm = valid[by], v_rows[by], arm[by]
+    t_rank = y_rank[seq] if cliff.tput == y else None
+    cl = arm_cliffs(gather(cliff_frame(points, cliff), v_rows), arm, cliff, t_rank)
+    post = np.zeros(n, dtype=np.bool_)
+    post[seq] = cl.post
+    knee_at = np.full(n, -1, dtype=np.int64)
+    knee_at[seq] = np.arange(len(seq))
+    # dominance, on the rest
+    judged = np.flatnonzero(~invalid & ~post)
+    rows = order[judged]
+    xs = points.get_column(x).cast(pl.Float64).to_numpy()
+    j = judge(sets.group[rows], sets.arm[rows], xs[rows], ys[rows], x, y,
+              tiebreak=rows, y_rank=y_rank[judged])  # fmt: skip
+    code = np.full(n, _DOMINATED, dtype=np.int8)
+    code[invalid] = _INVALID
+    code[post] = _POST_CLIFF
+    code[judged[j.on_group]] = _FRONTIER
+    return _Judged(
+        code=code,
+        invalid_at=np.flatnonzero(invalid),
+        post_at=seq[cl.post],
+        evidence=cl.evidence,
+        knee=take(cl.knee_conc, knee_at).alias("knee_conc"),
+        judged_at=judged,
+        judged_rows=rows,
+        judgement=j,
+    )
+
+
+def _verdict_columns(
+    points: pl.DataFrame,
+    order: IntArray,
+    v: _Judged,
+    x: str,
+    y: str,
+    max_error_rate: float,
+    max_dominated_by: int | None,
+) -> list[pl.Series]:
+    """`verdict`, `on_arm_frontier`, `reason`, `dominated_by`, `dominated_by_count`,
+    `knee_conc`, in output order."""
+    n, j, judged = len(order), v.judgement, v.judged_at
+    on_arm = np.zeros(n, dtype=np.bool_)
+    on_arm[judged] = j.on_arm
+    lo = np.zeros(n, dtype=np.int64)
+    counts = np.zeros(n, dtype=np.int64)
+    lo[judged], counts[judged] = j.lo, j.counts
+    listed = counts if max_dominated_by is None else np.minimum(counts, max_dominated_by)
+    front_rows = v.judged_rows[j.front]
+    checks = [x, y, Col.ERROR_RATE, Col.NUM_REQUESTS_SUCCESSFUL]
+    texts = ReasonTexts(
+        invalid_at=v.invalid_at,
+        invalid=invalid_reasons(
+            gather(points.select(*dict.fromkeys(checks)), order[v.invalid_at]),
+            x,
+            y,
+            max_error_rate,
+        ),
+        post_at=v.post_at,
+        post=v.evidence,
+        dominators=dominator_descriptions(points, x, y, front_rows, v.judged_rows),
+    )
+    return [
+        pl.Series("verdict", [c.value for c in _VERDICTS]).gather(v.code),
+        pl.Series("on_arm_frontier", on_arm),
+        texts.reasons(v.code == _FRONTIER, (v.code == _DOMINATED) & (counts > 0), lo, counts),
+        dominated_lists(points.get_column(Col.POINT_ID).gather(front_rows), lo, listed),
+        pl.Series("dominated_by_count", counts),
+        v.knee,
+    ]
+
+
+def _output_order(
+    points: pl.DataFrame, sets: ArmSets, group_cols: Sequence[str]
+) -> tuple[IntArray, bool]:
+    """The row order of the table (group columns, arm label, conc with nulls last, input row)
+    and whether the sort key is constant within each arm (so each arm's rows are ordered by
+    conc, then input row, wherever they are)."""
+    cols = list(dict.fromkeys([*group_cols, Col.ARM_LABEL]))
+    labels = points.get_column(Col.ARM_LABEL)
+    per_arm = bool(labels.gather(sets.arm_first[sets.arm]).eq_missing(labels).all())
+    if per_arm:  # one label per arm (as ingest writes them): rank the arms, not the rows
+        key = key_ranks(gather(points.select(cols), sets.arm_first))[sets.arm]
+    else:
+        codes, first = dense_codes(points, cols)
+        key = key_ranks(gather(points.select(cols), first))[codes]
+    return order_by(key, nulls_last_key(points.get_column(Col.CONC))), per_arm
+
+
+def _contiguous(codes: IntArray) -> bool:
+    """Whether every code's rows form one run (codes are non-negative)."""
+    if len(codes) == 0:
+        return True
+    runs = int(np.count_nonzero(codes[1:] != codes[:-1])) + 1
+    return runs == int(np.count_nonzero(np.bincount(codes)))

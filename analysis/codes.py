@@ -1,0 +1,119 @@
+"""Integer codes for multi-column keys, so the analysis sorts and groups small ints, not strings.
+
+A frame of points carries its configuration as twenty-odd columns; hashing and sorting those per
+operation is what made the analysis slow at a million points. The key columns are hashed once
+(`dense_codes`), their sort order is taken on one row per distinct key (`key_ranks`), and every
+later step works on int64 arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+import pyarrow as pa
+
+from analysis.dominance import BoolArray, IntArray
+
+_ROW = "__codes_row"
+
+
+def dense_codes(frame: pl.DataFrame, cols: Sequence[str]) -> tuple[IntArray, IntArray]:
+    """(code of each row, first row of each code): distinct keys numbered by first appearance.
+
+    Nulls are a value like any other (two rows with a null in the same column share a key).
+    Rows of one key usually come in runs (a sweep's points are stored arm by arm), so runs of
+    equal keys are found first and only the first row of each run is hashed.
+    """
+    n = frame.height
+    if not cols:
+        return np.zeros(n, dtype=np.int64), np.zeros(min(n, 1), dtype=np.int64)
+    keys = frame.select(list(cols))
+    run = keys.select(pl.struct(list(cols)).rle_id()).to_series().to_numpy().astype(np.int64)
+    if n and int(run[-1]) + 1 <= n // 4:
+        starts = np.flatnonzero(np.r_[True, run[1:] != run[:-1]])
+        codes, first = _hashed_codes(keys.gather(starts))
+        return codes[run], starts[first]
+    return _hashed_codes(keys)
+
+
+def _hashed_codes(keys: pl.DataFrame) -> tuple[IntArray, IntArray]:
+    n = keys.height
+    first = (
+        keys.with_row_index(_ROW)
+        .select(pl.col(_ROW).first().over(keys.columns))
+        .to_series()
+        .to_numpy()
+        .astype(np.int64)
+    )
+    is_first = first == np.arange(n, dtype=np.int64)
+    number = np.cumsum(is_first, dtype=np.int64) - 1
+    codes: IntArray = number[first]
+    firsts: IntArray = np.flatnonzero(is_first).astype(np.int64)
+    return codes, firsts
+
+
+def key_ranks(keys: pl.DataFrame) -> IntArray:
+    """Dense rank of each row of `keys` in `sort(keys.columns, nulls_last=True)` order.
+
+    Equal rows (nulls equal to nulls) share a rank, so the ranks order rows exactly as a sort of
+    the full frame by those columns would.
+    """
+    n = keys.height
+    if n == 0 or keys.width == 0:
+        return np.zeros(n, dtype=np.int64)
+    cols = keys.columns
+    ordered = keys.with_row_index(_ROW).sort(cols, nulls_last=True, maintain_order=True)
+    changed = ordered.select(
+        pl.any_horizontal([pl.col(c).ne_missing(pl.col(c).shift(1)) for c in cols])
+        .fill_null(True)
+        .cum_sum()
+    )
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[ordered.get_column(_ROW).to_numpy()] = changed.to_series().to_numpy().astype(np.int64)
+    return ranks - int(ranks.min())
+
+
+def nulls_last_key(values: pl.Series) -> IntArray:
+    """Non-negative ints ordering `values` ascending with nulls last (equal values share a key)."""
+    if values.dtype.is_integer() and values.len():
+        lo, hi = values.min(), values.max()
+        if isinstance(lo, int) and isinstance(hi, int) and hi - lo < 2**40:
+            key = (values - lo).fill_null(hi - lo + 1).to_numpy().astype(np.int64)
+            return key
+    ranks = values.rank("dense").fill_null(values.len() + 1).to_numpy().astype(np.int64)
+    return ranks
+
+
+def gather(frame: pl.DataFrame, rows: IntArray, height: int | None = None) -> pl.DataFrame:
+    """frame[rows], rechunked first when it has several chunks (a gather across chunks is slow).
+
+    A frame without columns has no height of its own: give `height` (len(rows)) to keep one.
+    """
+    if frame.width == 0:
+        return pl.DataFrame(height=len(rows) if height is None else height)
+    if len(rows) == frame.height and bool((rows == np.arange(len(rows))).all()):
+        return frame
+    # all-null columns (common: disagg, spec and offload fields) need no gather
+    nulls = [c for c in frame.columns if frame.get_column(c).null_count() == frame.height]
+    rest = frame.drop(nulls)
+    if rest.width and max(rest.n_chunks("all")) > 1:
+        rest = rest.rechunk()
+    got = rest.select(pl.all().gather(rows)) if rest.width else pl.DataFrame(height=len(rows))
+    return got.with_columns(
+        pl.repeat(None, len(rows), dtype=frame.schema[c], eager=True).alias(c) for c in nulls
+    ).select(frame.columns)
+
+
+def nullable(name: str, values: npt.NDArray[np.generic], nulls: BoolArray) -> pl.Series:
+    """A Series of `values` with nulls where `nulls` is set."""
+    return pl.Series(name, pa.array(values, mask=nulls))
+
+
+def take(values: pl.Series, idx: IntArray) -> pl.Series:
+    """values[idx], null where idx < 0."""
+    if len(values) == 0:
+        return pl.Series(values.name, [None] * len(idx), dtype=values.dtype)
+    return values.gather(nullable("", idx, idx < 0))
