@@ -26,7 +26,7 @@ import polars as pl
 from dash import Dash, Input, Output, State, html
 
 from dashboard import components as c
-from dashboard import export, urls
+from dashboard import compress, export, urls
 from dashboard.context import AppContext
 from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
@@ -61,6 +61,12 @@ LAZY_GRID_PATHS = (urls.RUN_PATH,)
 # "basic" has the SVG scatter (1.2 MB), "gl2d" adds WebGL scatter (1.5 MB; the full bundle is 4.8).
 PLOTLY_BUNDLES = {"basic": "plotly-basic-4.1.1.min.js", "gl2d": "plotly-gl2d-4.1.1.min.js"}
 ChartsOf = Callable[[str, str], str | None]
+# dcc's lazily loaded chunks a chart page needs right away (webpack asks for them only once the
+# layout is rendered); the page preloads them. The ag-grid chunk follows the grid library.
+DCC_CHUNKS = "_dash-component-suites/dash/dcc/"
+CHART_CHUNKS = ("async-graph.js", "async-dropdown.js")
+CHART_PATHS = (urls.RUN_PATH, urls.COMPARE_PATH)
+AG_GRID_CHUNK = "_dash-component-suites/dash_ag_grid/async-community.js"
 
 
 class _Dash(Dash):
@@ -74,6 +80,31 @@ class _Dash(Dash):
 
     def _setup_plotlyjs(self) -> None:
         self._plotlyjs_url = ""
+
+    def interpolate_index(self, **kwargs: Any) -> str:
+        kwargs["metas"] = kwargs.get("metas", "") + self._preloads()
+        return str(super().interpolate_index(**kwargs))
+
+    def _preloads(self) -> str:
+        """What the page will ask for once its scripts have run, asked for with them instead:
+        the layout (the server renders it, first chart included, while the browser is busy with
+        the scripts), the callback list and, on chart pages, the chart and dropdown chunks of
+        dcc. The requests match the renderer's own (same URL, CORS mode, same-origin
+        credentials), so the browser hands it the preloaded responses."""
+        prefix = self.config.requests_pathname_prefix
+        links = [
+            f'<link rel="preload" href="{prefix}{route}" as="fetch" crossorigin="anonymous">'
+            for route in ("_dash-layout", "_dash-dependencies")
+        ]
+        if flask.has_request_context():
+            path = flask.request.path
+            query = flask.request.query_string.decode("utf-8", "replace")
+            if path in CHART_PATHS and self.charts_of(path, query) is not None:
+                links += [
+                    f'<link rel="preload" href="{prefix}{DCC_CHUNKS}{chunk}" as="script">'
+                    for chunk in CHART_CHUNKS
+                ]
+        return "\n".join(links)
 
     def _generate_scripts_html(self) -> str:
         html_ = _DASH_TABLE.sub("", _POLYFILL.sub("", super()._generate_scripts_html()))
@@ -223,7 +254,20 @@ def create_app(store: Store | Path | str | None = None, settings: Settings | Non
         ]
     )
     dash_app.server.after_request(lambda resp: _security_headers(resp, csp))
-    threading.Thread(target=source.warm, name="paretolens-warm", daemon=True).start()
+    compress.enable(dash_app.server)
+
+    def warm() -> None:
+        source.warm()
+        # Every script and stylesheet a page can load: the index's tags (outside a run page the
+        # grid library is a plain script tag), both plotly bundles, dcc's and the grid's chunks.
+        with dash_app.server.test_request_context(urls.index()):
+            tags = dash_app._generate_scripts_html() + dash_app._generate_css_dist_html()
+        prefix = dash_app.config.requests_pathname_prefix
+        extra = [dash_app.get_asset_url(b) for b in PLOTLY_BUNDLES.values()]
+        extra += [f"{prefix}{DCC_CHUNKS}{c}" for c in CHART_CHUNKS] + [f"{prefix}{AG_GRID_CHUNK}"]
+        compress.warm_static(dash_app.server, tags, extra)
+
+    threading.Thread(target=warm, name="paretolens-warm", daemon=True).start()
     return dash_app
 
 

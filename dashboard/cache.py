@@ -28,11 +28,29 @@ class LRU:
                 self._items.move_to_end(key)
                 return self._items[key]  # type: ignore[no-any-return]
         value = make()
+        self.put(key, value)
+        return value
+
+    def peek(self, key: Hashable) -> Any:
+        """The value of a key (None when absent), marked as recently used."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Store a value, evicting the least recently used past the size."""
         with self._lock:
             self._items[key] = value
+            self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
-        return value
+
+
+def file_version(path: Path) -> tuple[str, int, int]:
+    """A file's name, mtime and size (zeros when it does not exist)."""
+    return _stat(path)
 
 
 def _stat(path: Path) -> tuple[str, int, int]:

@@ -8,10 +8,10 @@ verdicts, cliffs, pruned lists, AL checks and deltas are calls into it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -35,10 +35,11 @@ from analysis import (
     search_space_yaml,
 )
 from analysis.recipes import config_key, row_identity
-from dashboard.cache import LRU, store_version
+from dashboard.cache import LRU, file_version, store_version
 from dashboard.facets import Option, arm_names, facets, filter_expr
 from dashboard.state import (
     DISPLAY_ONLY,
+    FILTER_FIELDS,
     CompareView,
     IndexView,
     RunView,
@@ -47,6 +48,7 @@ from dashboard.tables import ARM_NAME, COMPARE_TABLES, TABLES, Table
 from ingest.schema import DEFAULT_GROUP, Col, RejectCol, RunCol, SeriesCol
 from ingest.store import Store
 
+T = TypeVar("T")
 # Analysis columns joined onto the points (beyond the canonical schema).
 VERDICT_COLUMNS = ("verdict", "reason", "on_arm_frontier", "knee_conc")
 # Point columns the hover and the detail panel read that the analysis table does not carry.
@@ -62,6 +64,13 @@ HOVER_COLUMNS = (
 )
 # View fields that change only how the data is drawn (not part of the data cache key).
 CACHE_IGNORED = tuple(f for f in DISPLAY_ONLY if f != "x2")
+# The view fields each shared part of a RunData depends on (see RunData._shared): a change of
+# `at`, `ab` or `x2` recomputes only what reads it, never the analysis of the main plane.
+RUN_FIELDS = ("runs",)
+POINT_FIELDS = ("runs", *FILTER_FIELDS)
+MAIN_FIELDS = (*POINT_FIELDS, "x", "y", "envelope")
+SECOND_FIELDS = (*POINT_FIELDS, "x2", "y", "envelope")
+DELTA_FIELDS = (*MAIN_FIELDS, "ab")
 
 
 class DataSource:
@@ -71,6 +80,8 @@ class DataSource:
         self.store = store
         self.golden_dir = golden_dir
         self._cache = LRU(32)
+        # Parts of RunData shared by views that differ in fields the part does not read.
+        self._parts = LRU(128)
 
     @cached_property
     def golden(self) -> tuple[GoldenTable, ...]:
@@ -100,8 +111,19 @@ class DataSource:
         data_view = view.model_copy(
             update={f: RunView.model_fields[f].default for f in CACHE_IGNORED}
         )
-        key = ("run", data_view, store_version(self.store, view.runs))
-        return self._cache.get(key, lambda: RunData(self, data_view))
+        version = store_version(self.store, view.runs)
+        key = ("run", data_view, version)
+        return self._cache.get(key, lambda: RunData(self, data_view, version))
+
+    def runs(self) -> pl.DataFrame:
+        """The store's runs catalog as it is on disk (read again when the file changes)."""
+        key = ("runs", file_version(self.store.runs_path))
+        return self._cache.get(key, self.store.runs)
+
+    def rejects(self) -> pl.DataFrame:
+        """Every rejected file and row of the store (read again when the file changes)."""
+        key = ("rejects", file_version(self.store.rejects_path))
+        return self._cache.get(key, self.store.rejects)
 
     def catalog(self) -> pl.DataFrame:
         """The runs catalog with the facets of each run's points (models, hardware, ...)."""
@@ -109,7 +131,7 @@ class DataSource:
         return self._cache.get(key, self._catalog)
 
     def _catalog(self) -> pl.DataFrame:
-        runs = self.store.runs()
+        runs = self.runs()
         facet_cols = [Col.MODEL_PREFIX, Col.HW, Col.FRAMEWORK, Col.PRECISION, Col.SCENARIO]
         per_run = self.store.collect(
             lambda lf: (
@@ -154,16 +176,29 @@ class DataSource:
 
 
 class RunData:
-    """Everything the run page, the points page and their exports show for one view."""
+    """Everything the run page, the points page and their exports show for one view.
 
-    def __init__(self, source: DataSource, view: RunView) -> None:
+    Each part is computed once per RunData, and the costly ones are shared through the data
+    source with every view that agrees on the fields the part reads (`_shared`): the page's
+    layout, its callbacks and its exports of one view read the same objects, and a view that
+    only changes `at`, `ab` or `x2` reuses the analysis of the main plane.
+    """
+
+    def __init__(
+        self, source: DataSource, view: RunView, version: tuple[Any, ...] | None = None
+    ) -> None:
         self.source = source
         self.view = view
+        self.version = store_version(source.store, view.runs) if version is None else version
+
+    def _shared(self, part: str, fields: Sequence[str], make: Callable[[], T]) -> T:
+        key = (part, tuple(getattr(self.view, f) for f in fields), self.version)
+        return self.source._parts.get(key, make)
 
     @cached_property
     def catalog(self) -> pl.DataFrame:
         """Catalog rows of the view's runs, in the view's order."""
-        runs = self.source.store.runs()
+        runs = self.source.runs()
         order = {r: i for i, r in enumerate(self.view.runs)}
         return (
             runs.filter(pl.col(RunCol.RUN_ID).is_in(list(self.view.runs)))
@@ -181,22 +216,26 @@ class RunData:
     @cached_property
     def all_points(self) -> pl.DataFrame:
         """Every point of the view's runs (before filters)."""
-        return self.source.store.points(list(self.view.runs))
+        return self._shared(
+            "all_points", RUN_FIELDS, lambda: self.source.store.points(list(self.view.runs))
+        )
 
     @cached_property
     def points(self) -> pl.DataFrame:
         """The points the filters keep."""
-        return self.all_points.filter(filter_expr(self.view))
+        return self._shared(
+            "points", POINT_FIELDS, lambda: self.all_points.filter(filter_expr(self.view))
+        )
 
     @cached_property
     def facets(self) -> dict[str, list[Option]]:
         """Filter options from the unfiltered points."""
-        return facets(self.all_points)
+        return self._shared("facets", RUN_FIELDS, lambda: facets(self.all_points, self.names))
 
     @cached_property
     def names(self) -> pl.DataFrame:
         """`arm_id`, `arm_name` of every arm of the view's runs."""
-        return arm_names(self.all_points)
+        return self._shared("names", RUN_FIELDS, lambda: arm_names(self.all_points))
 
     @cached_property
     def arm_order(self) -> dict[str, int]:
@@ -214,12 +253,24 @@ class RunData:
     @cached_property
     def analysis(self) -> Analysis:
         """Verdicts and frontiers on the main plane (x vs y)."""
-        return analyze_points(self.points, x=self.view.x, y=self.view.y, group_by=self.group_by)
+        return self._shared(
+            "analysis",
+            MAIN_FIELDS,
+            lambda: analyze_points(
+                self.points, x=self.view.x, y=self.view.y, group_by=self.group_by
+            ),
+        )
 
     @cached_property
     def second(self) -> Analysis:
         """Verdicts and frontiers on the second plane (latency vs y)."""
-        return analyze_points(self.points, x=self.view.x2, y=self.view.y, group_by=self.group_by)
+        return self._shared(
+            "second",
+            SECOND_FIELDS,
+            lambda: analyze_points(
+                self.points, x=self.view.x2, y=self.view.y, group_by=self.group_by
+            ),
+        )
 
     def _plane(self, a: Analysis) -> pl.DataFrame:
         extra = [c for c in HOVER_COLUMNS if c not in a.table.columns]
@@ -229,29 +280,39 @@ class RunData:
     @cached_property
     def main_plane(self) -> pl.DataFrame:
         """What the main chart draws: analysis rows plus hover columns."""
-        return self._plane(self.analysis)
+        return self._shared("main_plane", MAIN_FIELDS, lambda: self._plane(self.analysis))
 
     @cached_property
     def second_plane(self) -> pl.DataFrame:
         """What the second chart draws."""
-        return self._plane(self.second)
+        return self._shared("second_plane", SECOND_FIELDS, lambda: self._plane(self.second))
 
     @cached_property
     def acceptance(self) -> pl.DataFrame:
         """AL checks of the spec-decoding points (ok / warn / fail / not_measured)."""
-        return check_acceptance(self.points, self.source.golden)
+        return self._shared(
+            "acceptance", POINT_FIELDS, lambda: check_acceptance(self.points, self.source.golden)
+        )
 
     @cached_property
     def deltas(self) -> Deltas:
         """A/B deltas on the view's axis at equal concurrency, with their confounds."""
-        return compute_deltas(
-            self.points, axis=self.view.ab, x=self.view.x, y=self.view.y, group_by=self.group_by
+        return self._shared(
+            "deltas",
+            DELTA_FIELDS,
+            lambda: compute_deltas(
+                self.points,
+                axis=self.view.ab,
+                x=self.view.x,
+                y=self.view.y,
+                group_by=self.group_by,
+            ),
         )
 
     @cached_property
     def pruned(self) -> PrunedList:
         """The points worth the full sweep (from the main-plane verdicts)."""
-        return prune_list(self.analysis)
+        return self._shared("pruned", MAIN_FIELDS, lambda: prune_list(self.analysis))
 
     @cached_property
     def pruned_yaml(self) -> str:
@@ -269,18 +330,25 @@ class RunData:
     @cached_property
     def rejects(self) -> pl.DataFrame:
         """Rejected files and rows of the view's runs."""
-        return self.source.store.rejects(list(self.view.runs)).sort(
-            RejectCol.RUN_ID, RejectCol.PATH
+        runs = list(self.view.runs)
+        return (
+            self.source.rejects()
+            .filter(pl.col(RejectCol.RUN_ID).is_in(runs))
+            .sort(RejectCol.RUN_ID, RejectCol.PATH)
         )
 
     @cached_property
     def verdict_points(self) -> pl.DataFrame:
         """Filtered points with their main-plane verdict columns."""
-        verdicts = self.analysis.table.select(Col.POINT_ID, *VERDICT_COLUMNS)
-        named = self.points.join(self.names, on=Col.ARM_ID, how="left")
-        return named.join(verdicts, on=Col.POINT_ID, how="left").sort(
-            Col.RUN_ID, Col.ARM_LABEL, Col.CONC
-        )
+
+        def make() -> pl.DataFrame:
+            verdicts = self.analysis.table.select(Col.POINT_ID, *VERDICT_COLUMNS)
+            named = self.points.join(self.names, on=Col.ARM_ID, how="left")
+            return named.join(verdicts, on=Col.POINT_ID, how="left").sort(
+                Col.RUN_ID, Col.ARM_LABEL, Col.CONC
+            )
+
+        return self._shared("verdict_points", MAIN_FIELDS, make)
 
     @cached_property
     def pruned_doc(self) -> dict[str, Any]:

@@ -69,25 +69,34 @@ def arm_names(points: pl.DataFrame) -> pl.DataFrame:
     return arms.select(Col.ARM_ID, name.alias(ARM_NAME))
 
 
-def facets(points: pl.DataFrame) -> dict[str, list[Option]]:
-    """The options of every filter, from the (unfiltered) points of the view's runs."""
-    out: dict[str, list[Option]] = {}
-    for name, _, col in FILTERS:
+def facets(points: pl.DataFrame, names: pl.DataFrame | None = None) -> dict[str, list[Option]]:
+    """The options of every filter, from the (unfiltered) points of the view's runs (`names`:
+    their `arm_names`, when already known). One polars call runs every filter's count."""
+    lazy = points.lazy()
+    queries = []
+    for _, _, col in FILTERS:
         if col == Col.ARM_ID:
-            frame = (
-                points.group_by(Col.ARM_ID)
+            labels = (arm_names(points) if names is None else names).lazy()
+            queries.append(
+                lazy.group_by(Col.ARM_ID)
                 .agg(pl.len().alias("n"))
-                .join(arm_names(points), on=Col.ARM_ID)
+                .join(labels, on=Col.ARM_ID)
                 .rename({ARM_NAME: "label"})
+                .sort("label", Col.ARM_ID)
             )
-            opts = [
-                Option(str(r[Col.ARM_ID]), str(r["label"]), int(r["n"]))
-                for r in frame.sort("label", Col.ARM_ID).iter_rows(named=True)
-            ]
         else:
             values = _seq_col() if col is None else pl.col(col).cast(pl.String)
-            frame = points.select(values.alias("v")).group_by("v").len().drop_nulls().sort("v")
+            queries.append(
+                lazy.select(values.alias("v")).group_by("v").len().drop_nulls().sort("v")
+            )
+    out: dict[str, list[Option]] = {}
+    for (name, _, col), frame in zip(FILTERS, pl.collect_all(queries), strict=True):
+        if col == Col.ARM_ID:
+            out[name] = [
+                Option(str(r[Col.ARM_ID]), str(r["label"]), int(r["n"]))
+                for r in frame.iter_rows(named=True)
+            ]
+        else:
             label = seq_label if col is None else str
-            opts = [Option(str(v), label(str(v)), int(n)) for v, n in frame.iter_rows()]
-        out[name] = opts
+            out[name] = [Option(str(v), label(str(v)), int(n)) for v, n in frame.iter_rows()]
     return out

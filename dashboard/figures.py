@@ -26,15 +26,18 @@ from dashboard.style import (
     SEP,
     VERDICTS,
     WEBGL_THRESHOLD,
+    Fields,
     Figure,
     arm_color,
     base_layout,
     drawable,
+    fields_trace,
     hovertemplate,
     inert,
     legend_trace,
     line_trace,
     name_column,
+    point_fields,
     points_trace,
     token,
 )
@@ -91,26 +94,25 @@ def frontier_figure(
                 legendrank=2000,
             )
         )
-    series = rows.partition_by(Col.ARM_ID, Col.RUN_ID, as_dict=True, maintain_order=True)
+    name_col = name_column(rows)
+    f = point_fields(
+        rows, run_index=run_index, compact=kind == "scattergl", labels=text,
+        extra=(Col.ARM_ID, Col.RUN_ID, name_col),
+    )  # fmt: skip
+    series = _series(f)
     if len(series) > MAX_SERIES:
-        traces += _dense(
-            rows,
-            arm_frontiers,
-            kind=kind,
-            run_index=run_index,
-            arm_order=arm_order,
-            template=template,
-        )
+        traces += _dense(f, arm_frontiers, kind=kind, arm_order=arm_order, template=template)
     else:
         lines = {
-            (dict(f.key).get(Col.ARM_ID), dict(f.key).get(Col.RUN_ID)): f for f in arm_frontiers
+            (dict(fr.key).get(Col.ARM_ID), dict(fr.key).get(Col.RUN_ID)): fr for fr in arm_frontiers
         }
-        name_col = name_column(rows)
-        order = sorted(series, key=lambda k: (str(series[k].item(0, name_col)), str(k[1])))
+        names, xs = f[name_col], f["x"]
+        order = sorted(series, key=lambda k: (str(names[series[k][0]]), str(k[1])))
         for arm_id, run_id in order:
-            part = series[(arm_id, run_id)].sort("x")
+            # Along x (NaN last, as polars sorts), ties in row order.
+            ix = sorted(series[(arm_id, run_id)], key=lambda i: (xs[i] != xs[i], xs[i]))
             tok, color = token(arm_id, run_id), arm_color(arm_order.get(str(arm_id), 0))
-            label = str(part.item(0, name_col))
+            label = str(names[series[(arm_id, run_id)][0]])
             name = inert(f"{label} · run {run_id}" if multi else label)
             line = lines.get((arm_id, run_id))
             if line is not None:
@@ -126,15 +128,14 @@ def frontier_figure(
                         hidden=tok in hide,
                     )
                 )
-            points = points_trace(
-                part,
+            verdicts = f["verdict"]
+            points = fields_trace(
+                f,
+                ix,
                 kind=kind,
                 name=name,
-                color=[
-                    INVALID_COLOR if v == "invalid" else color for v in part.get_column("verdict")
-                ],
-                run_index=run_index,
-                labels=text,
+                color=[INVALID_COLOR if verdicts[i] == "invalid" else color for i in ix],
+                labels=text is not None,
                 template=template,
                 tok=tok,
                 hidden=tok in hide,
@@ -192,12 +193,19 @@ def frontier_figure(
     return {"data": traces, "layout": layout}
 
 
+def _series(f: Fields) -> dict[tuple[Any, Any], list[int]]:
+    """Row indices of each (arm, run) series, in order of first appearance."""
+    out: dict[tuple[Any, Any], list[int]] = {}
+    for i, key in enumerate(zip(f[Col.ARM_ID], f[Col.RUN_ID], strict=True)):
+        out.setdefault(key, []).append(i)
+    return out
+
+
 def _dense(
-    rows: pl.DataFrame,
+    f: Fields,
     arm_frontiers: Sequence[Frontier],
     *,
     kind: str,
-    run_index: dict[str, int],
     arm_order: dict[str, int],
     template: str,
 ) -> list[dict[str, Any]]:
@@ -205,29 +213,34 @@ def _dense(
     colors = {a: arm_color(i) for a, i in arm_order.items()}
     out = []
     by_color: dict[str, tuple[list[float | None], list[float | None]]] = {}
-    for f in arm_frontiers:
+    for fr in arm_frontiers:
         xs, ys = by_color.setdefault(
-            colors.get(str(dict(f.key).get(Col.ARM_ID)), OKABE_ITO[0]), ([], [])
+            colors.get(str(dict(fr.key).get(Col.ARM_ID)), OKABE_ITO[0]), ([], [])
         )
-        xs.extend([*f.xs, None])
-        ys.extend([*f.ys, None])
+        xs.extend([*fr.xs, None])
+        ys.extend([*fr.ys, None])
     for color, (xs, ys) in by_color.items():
         out.append(line_trace(xs, ys, name="arm frontiers", color=color, width=1.2, opacity=0.6))
+    by_verdict: dict[Any, list[int]] = {}
+    for i, v in enumerate(f["verdict"]):
+        by_verdict.setdefault(v, []).append(i)
+    arms = f[Col.ARM_ID]
     for verdict in VERDICTS:
-        part = rows.filter(pl.col("verdict") == verdict)
-        if part.height:
-            point_colors = part.get_column(Col.ARM_ID).replace_strict(
-                colors, default=OKABE_ITO[0], return_dtype=pl.String
+        ix = by_verdict.get(verdict)
+        if ix:
+            fill = (
+                [INVALID_COLOR] * len(ix)
+                if verdict == "invalid"
+                else [colors.get(arms[i], OKABE_ITO[0]) for i in ix]
             )
-            fill = [INVALID_COLOR] * part.height if verdict == "invalid" else point_colors.to_list()
             out.append(
-                points_trace(
-                    part,
+                fields_trace(
+                    f,
+                    ix,
                     kind=kind,
-                    name=f"{verdict} ({part.height})",
+                    name=f"{verdict} ({len(ix)})",
                     color=fill,
-                    run_index=run_index,
-                    labels=None,
+                    labels=False,
                     template=template,
                 )
             )

@@ -139,9 +139,9 @@ def name_column(rows: pl.DataFrame) -> str:
     return ARM_NAME if ARM_NAME in rows.columns else Col.ARM_LABEL
 
 
-def customdata(rows: pl.DataFrame, compact: bool = False) -> list[tuple[str, ...]]:
-    """Hover fields of each row, escaped (see `hovertemplate` for their order; compact leaves
-    the why and the config empty)."""
+def customdata_exprs(rows: pl.DataFrame, compact: bool = False) -> list[pl.Expr]:
+    """The hover fields of a row as expressions `c0`..`c9`, escaped (see `hovertemplate` for
+    their order; compact leaves the why and the config empty)."""
     al = pl.col(Col.AL_MEASURED).cast(pl.Float64)
     al_text = (
         pl.when(al.is_null())
@@ -174,32 +174,96 @@ def customdata(rows: pl.DataFrame, compact: bool = False) -> list[tuple[str, ...
     ]  # fmt: skip
     if compact:
         fields[5] = fields[9] = pl.lit("")
-    out = rows.select(e.alias(f"c{i}") for i, e in enumerate(fields))
-    return out.rows()
+    return [e.alias(f"c{i}") for i, e in enumerate(fields)]
 
 
-def _symbols(rows: pl.DataFrame, run_index: dict[str, int]) -> list[str]:
-    base = rows.get_column(Col.RUN_ID).replace_strict(
+CUSTOMDATA_FIELDS = 10
+
+
+def customdata(rows: pl.DataFrame, compact: bool = False) -> list[tuple[str, ...]]:
+    """Hover fields of each row, escaped (see `customdata_exprs`)."""
+    return rows.select(customdata_exprs(rows, compact)).rows()
+
+
+def _symbol_expr(run_index: dict[str, int]) -> pl.Expr:
+    base = pl.col(Col.RUN_ID).replace_strict(
         {r: RUN_SYMBOLS[i % len(RUN_SYMBOLS)] for r, i in run_index.items()},
         default=RUN_SYMBOLS[0],
         return_dtype=pl.String,
     )
-    verdict = rows.get_column("verdict")
+    v = pl.col("verdict")
     return (
-        pl.DataFrame({"b": base, "v": verdict})
-        .select(
-            pl.when(pl.col("v") == "invalid").then(pl.lit("x-thin-open"))
-            .when(pl.col("v") == "post_cliff").then(pl.col("b") + "-open")
-            .otherwise(pl.col("b"))
-        )
-        .to_series()
-        .to_list()
+        pl.when(v == "invalid").then(pl.lit("x-thin-open"))
+        .when(v == "post_cliff").then(base + "-open")
+        .otherwise(base)
     )  # fmt: skip
 
 
-def _labels(rows: pl.DataFrame, mode: str) -> list[str]:
+def _label_expr(mode: str) -> pl.Expr:
     col = Col.CONC if mode == "conc" else Col.NUM_GPUS
-    return rows.get_column(col).cast(pl.String).fill_null("").to_list()
+    return pl.col(col).cast(pl.String).fill_null("")
+
+
+Fields = dict[str, list[Any]]
+
+
+def point_fields(
+    rows: pl.DataFrame,
+    *,
+    run_index: dict[str, int],
+    compact: bool,
+    labels: str | None,
+    extra: Sequence[str] = (),
+) -> Fields:
+    """Everything the points traces of `rows` need, per row, from one polars query: `x`, `y`,
+    `verdict`, `symbol`, `customdata` (tuples, see `customdata_exprs`), `label` (with `labels`)
+    and the `extra` columns as they are. Traces then pick rows by index (`fields_trace`)."""
+    exprs = [pl.col("x"), pl.col("y"), pl.col("verdict"), _symbol_expr(run_index).alias("symbol")]
+    exprs += customdata_exprs(rows, compact)
+    if labels:
+        exprs.append(_label_expr(labels).alias("label"))
+    exprs += [pl.col(c).alias(f"extra:{c}") for c in extra]
+    out = rows.select(exprs)
+    cols = {c: out.get_column(c).to_list() for c in out.columns}
+    hover = [cols.pop(f"c{i}") for i in range(CUSTOMDATA_FIELDS)]
+    cols["customdata"] = list(zip(*hover, strict=True)) if rows.height else []
+    for c in extra:
+        cols[c] = cols.pop(f"extra:{c}")
+    return cols
+
+
+def fields_trace(
+    f: Fields,
+    ix: Sequence[int],
+    *,
+    kind: str,
+    name: str,
+    color: Any,
+    labels: bool,
+    template: str,
+    tok: str = "",
+    hidden: bool = False,
+) -> dict[str, Any]:
+    """A points trace of the rows `ix` of `point_fields` output."""
+    x, y, symbol, hover = f["x"], f["y"], f["symbol"], f["customdata"]
+    verdicts = [f["verdict"][i] for i in ix]
+    trace: dict[str, Any] = {
+        "type": kind, "x": [x[i] for i in ix], "y": [y[i] for i in ix],
+        "mode": "markers+text" if labels else "markers", "name": name,
+        "marker": {"color": color, "symbol": [symbol[i] for i in ix], "size": 9,
+                   "opacity": [VERDICT_OPACITY.get(v, 1.0) for v in verdicts],
+                   "line": {"width": 1.5, "color": color}},
+        "customdata": [hover[i] for i in ix], "hovertemplate": template, "legendgroup": tok, "meta": tok,
+        "visible": "legendonly" if hidden else True,
+    }  # fmt: skip
+    if labels:
+        text = f["label"]
+        trace.update(
+            text=[text[i] for i in ix],
+            textposition="top center",
+            textfont={"size": 10, "color": "#333"},
+        )
+    return trace
 
 
 def points_trace(
@@ -214,23 +278,12 @@ def points_trace(
     tok: str = "",
     hidden: bool = False,
 ) -> dict[str, Any]:
-    verdicts = rows.get_column("verdict").to_list()
-    trace: dict[str, Any] = {
-        "type": kind, "x": rows.get_column("x").to_list(), "y": rows.get_column("y").to_list(),
-        "mode": "markers+text" if labels else "markers", "name": name,
-        "marker": {"color": color, "symbol": _symbols(rows, run_index), "size": 9,
-                   "opacity": [VERDICT_OPACITY.get(v, 1.0) for v in verdicts],
-                   "line": {"width": 1.5, "color": color}},
-        "customdata": customdata(rows, compact=kind == "scattergl"), "hovertemplate": template, "legendgroup": tok, "meta": tok,
-        "visible": "legendonly" if hidden else True,
-    }  # fmt: skip
-    if labels:
-        trace.update(
-            text=_labels(rows, labels),
-            textposition="top center",
-            textfont={"size": 10, "color": "#333"},
-        )
-    return trace
+    """A points trace of every row of `rows`."""
+    f = point_fields(rows, run_index=run_index, compact=kind == "scattergl", labels=labels)
+    return fields_trace(
+        f, range(rows.height), kind=kind, name=name, color=color, labels=bool(labels),
+        template=template, tok=tok, hidden=hidden,
+    )  # fmt: skip
 
 
 def line_trace(

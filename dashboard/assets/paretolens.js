@@ -3,8 +3,6 @@
   // Browser back/forward: the address is the state, so re-render the page from it.
   window.addEventListener("popstate", function () { window.location.reload(); });
 
-  var secondDrawn = 0;
-
   function plotOf(graphId) {
     var el = document.getElementById(graphId);
     return el && el.querySelector(".js-plotly-plot");
@@ -50,7 +48,15 @@
   window.dash_clientside = Object.assign({}, window.dash_clientside, {
     paretolens: {
       copyLink: function () { return window.location.href; },
-      secondFigure: function (ready, fig) { return fig && !secondDrawn++ ? fig : window.dash_clientside.no_update; },
+      // The second chart draws what SECOND_FIGURE holds, once the main chart has been drawn
+      // (TABLES_READY) and then on every update, always a frame after the main chart's redraw
+      // (both arrive in one response; plotly would otherwise draw both before painting either).
+      secondFigure: function (ready, fig) {
+        if (!ready || !fig) { return window.dash_clientside.no_update; }
+        return new Promise(function (resolve) {
+          window.requestAnimationFrame(function () { setTimeout(function () { resolve(Object.assign({}, fig)); }, 0); });
+        });
+      },
       download: function (n, graphId, label) {
         var gd = plotOf(graphId);
         var format = String(label || "png").toLowerCase();

@@ -34,6 +34,17 @@ TAB_BOXES = (
 # The grids arrive right after the first chart is drawn (paretolens.js sets TABLES_READY), so
 # their JavaScript never delays the first point.
 LOADING = html.Div("loading the table…", className="muted small")
+# The table tabs' bodies (launch is in the initial layout); only the open one is built.
+TABLE_BODIES = {
+    "points": t.points_body,
+    "al": t.al_body,
+    "deltas": t.deltas_body,
+    "pruned": t.pruned_body,
+    "rejects": t.rejects_body,
+}
+TABLE_KEYS = (*TABLE_BODIES, "at")
+# Launching reads the points ticked in the points grid, so the launch tab needs that grid too.
+TABS_NEEDED = {"launch": ("launch", "points")}
 
 
 def main_figure(data: RunData, view: RunView) -> figures.Figure:
@@ -92,7 +103,8 @@ def chart_patches(
 
 def placeholder(fig: figures.Figure) -> figures.Figure:
     """A figure's frame without its traces: the second chart is filled in (client-side, from
-    SECOND_FIGURE) right after the first one is drawn, so its drawing never delays the first."""
+    SECOND_FIGURE) right after the first one is drawn, so its drawing never delays the first
+    (and later updates reach it the same way, a frame after the main chart's)."""
     return {"data": [], "layout": fig["layout"]}
 
 
@@ -205,7 +217,9 @@ class RunCallbacks:
         self, values: list[Any], ids: list[dict[str, Any]], search: str | None, tokens: Any
     ) -> tuple[Any, ...]:
         """Any control: write the URL and update both charts (a new run set reloads the page;
-        display-only changes patch the drawn charts instead of sending them again)."""
+        display-only changes patch the drawn charts instead of sending them again). The second
+        chart's update goes to SECOND_FIGURE, which paretolens.js hands to the chart a frame
+        later, so the main chart is redrawn and painted first."""
         view, notes = RunView.from_controls(control_values(values, ids))
         old, _ = RunView.parse(search or "")
         if view.runs != old.runs:
@@ -222,23 +236,37 @@ class RunCallbacks:
         return "?" + view.query(), no_update, *figs, exports_bar(view), page_notes(data, notes)
 
     def on_tables(
-        self, values: list[Any], ids: list[dict[str, Any]], _ready: Any, shown: str | None
+        self, values: list[Any], ids: list[dict[str, Any]], _ready: Any, shown: Any
     ) -> tuple[Any, ...]:
-        """The table tabs, when what they show changed (or on first request after the chart)."""
+        """The open table tab and the arm ranking, when what they show changed (first asked for
+        once the chart is drawn). A tab is built when it is opened (the launch tab also needs
+        the points grid, whose ticked rows it launches); hidden tabs built for an
+        earlier view go back to "loading" so that opening them builds them again. `shown` (the
+        TABLES_SHOWN store) maps each built tab, and "at", to the data key it was built for."""
         view, _ = RunView.from_controls(control_values(values, ids))
         key = view.data_key()
-        if key == shown:
-            raise PreventUpdate
-        d = self.app.source.run_data(view)
-        return (
-            t.points_body(d, view),
-            t.al_body(d, view),
-            t.deltas_body(d, view),
-            t.pruned_body(d, view),
-            t.rejects_body(d, view),
-            t.at_readout(d, view),
-            key,
+        built = (
+            {k: v for k, v in shown.items() if k in TABLE_KEYS} if isinstance(shown, dict) else {}
         )
+        bodies: dict[str, Any] = dict.fromkeys(TABLE_BODIES, no_update)
+        data: RunData | None = None
+        wanted = TABS_NEEDED.get(view.tab, (view.tab,))
+        for name in wanted:
+            if name in TABLE_BODIES and built.get(name) != key:
+                data = data or self.app.source.run_data(view)
+                bodies[name] = TABLE_BODIES[name](data, view)
+                built[name] = key
+        for name in TABLE_BODIES:
+            if name not in wanted and name in built and built[name] != key:
+                bodies[name] = LOADING
+                del built[name]
+        at: Any = no_update
+        if built.get("at") != key:
+            at = t.at_readout(data or self.app.source.run_data(view), view)
+            built["at"] = key
+        if built == shown:
+            raise PreventUpdate
+        return (*bodies.values(), at, built)
 
     def on_point(self, _point: str, values: list[Any], ids: list[dict[str, Any]]) -> list[Any]:
         """The pinned-point panel."""
@@ -277,12 +305,12 @@ def register(dash_app: Dash, app: AppContext) -> None:
     point = Output(control("point"), "value", allow_duplicate=True)
     dash_app.callback(
         Output(Id.LOCATION, "search"), Output(Id.NAV, "href"), Output(Id.MAIN_CHART, "figure"),
-        Output(Id.SECOND_CHART, "figure"), Output(Id.TRACE_TOKENS, "data"), Output(Id.EXPORTS, "children"),
+        Output(Id.SECOND_FIGURE, "data"), Output(Id.TRACE_TOKENS, "data"), Output(Id.EXPORTS, "children"),
         Output(Id.NOTES, "children"), *controls, State(Id.LOCATION, "search"), State(Id.TRACE_TOKENS, "data"),
         prevent_initial_call=True,
     )(cb.on_controls)  # fmt: skip
     dash_app.callback(
-        *[Output(box, "children") for _, box in TAB_BOXES[:-1]], Output(Id.AT_TABLE, "children"),
+        *[Output(dict(TAB_BOXES)[name], "children") for name in TABLE_BODIES], Output(Id.AT_TABLE, "children"),
         Output(Id.TABLES_SHOWN, "data"), *controls, Input(Id.TABLES_READY, "data"), State(Id.TABLES_SHOWN, "data"),
         prevent_initial_call=True,
     )(cb.on_tables)  # fmt: skip
@@ -303,8 +331,8 @@ def register(dash_app: Dash, app: AppContext) -> None:
         State(control("hide"), "value"), prevent_initial_call=True,
     )(cb.on_legend)  # fmt: skip
     dash_app.clientside_callback(
-        ClientsideFunction("paretolens", "secondFigure"), Output(Id.SECOND_CHART, "figure", allow_duplicate=True),
-        Input(Id.TABLES_READY, "data"), State(Id.SECOND_FIGURE, "data"), prevent_initial_call=True,
+        ClientsideFunction("paretolens", "secondFigure"), Output(Id.SECOND_CHART, "figure"),
+        Input(Id.TABLES_READY, "data"), Input(Id.SECOND_FIGURE, "data"), prevent_initial_call=True,
     )  # fmt: skip
     c.register_chart_downloads(
         dash_app,

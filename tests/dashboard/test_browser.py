@@ -44,6 +44,15 @@ def _query(driver: Any) -> dict[str, list[str]]:
     return parse_qs(urlsplit(driver.current_url).query)
 
 
+def _yaxis_type(driver: Any, chart: str) -> str | None:
+    """The y axis type a drawn chart shows."""
+    return driver.execute_script(  # type: ignore[no-any-return]
+        "var gd = document.querySelector('#' + arguments[0] + ' .js-plotly-plot');"
+        "return gd && gd._fullLayout ? gd._fullLayout.yaxis.type : null;",
+        chart,
+    )
+
+
 def test_index_lists_the_runs_and_opens_a_run_page(driver: Any, live_url: str) -> None:
     console_errors(driver)
     open_page(driver, f"{live_url}/")
@@ -80,6 +89,16 @@ def test_switch_an_axis_and_a_filter_then_download_the_csv(
     wait(driver, lambda d: _query(d).get("offload") == ["dram"])
     wait(driver, lambda d: legend(d) == [*DRAM_ARMS, "group envelope"])
     assert chart_points(driver) == 21
+    # The second chart follows (its update reaches it a frame after the main chart's).
+    wait(driver, lambda d: chart_points(d, "second-chart") == 21)
+    assert axis_title(driver, graph="second-chart") == "Output tok/s/GPU (tok/s/GPU)"
+    # A display-only change patches both drawn charts.
+    driver.find_element(By.CSS_SELECTOR, "input[type=checkbox][value=logy]").click()
+    wait(driver, lambda d: _query(d).get("logy") == ["1"])
+    for chart in ("main-chart", "second-chart"):
+        wait(driver, lambda d, c=chart: _yaxis_type(d, c) == "log")
+    driver.find_element(By.CSS_SELECTOR, "input[type=checkbox][value=logy]").click()
+    wait(driver, lambda d: _yaxis_type(d, "second-chart") == "linear" and "logy" not in _query(d))
     href = "/export/points.csv?unofficialRun=dsr1&y=output_tput_per_gpu&offload=dram"
     link = wait(
         driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'#points-box a[href="{href}"]')

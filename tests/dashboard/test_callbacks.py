@@ -15,8 +15,10 @@ from dashboard.pages.index import IndexCallbacks
 from dashboard.pages.jobs import JobsCallbacks
 from dashboard.pages.launch import LaunchCallbacks
 from dashboard.pages.missing import FetchCallbacks
-from dashboard.pages.run import RunCallbacks
+from dashboard.pages.run import LOADING, RunCallbacks
+from dashboard.pages.run_tables import points_body
 from dashboard.state import CompareView, IndexView, RunView
+from dashboard.tables import KEY_POINT_COLUMNS
 
 
 def _controls(
@@ -66,13 +68,36 @@ def test_a_new_run_set_navigates(ctx: AppContext) -> None:
 def test_tables_update_only_when_what_they_show_changes(ctx: AppContext) -> None:
     cb = RunCallbacks(ctx)
     view = RunView(runs=("dsr1",), at=40.0)
-    values, ids = _controls(view.controls())
-    *bodies, at, key = cb.on_tables(values, ids, 1, None)
-    assert key == view.data_key()
+    key = view.data_key()
+    *bodies, at, shown = cb.on_tables(*_controls(view.controls()), 1, None)
+    assert shown == {"points": key, "at": key}
     assert "TP4 EP4 | no spec | kv dram" in _text(at) and "2,373.3 tok/s/GPU" in _text(at)
-    assert "8 of 44 points kept in 4 arms" in _text(bodies[3])
-    with pytest.raises(PreventUpdate):
-        cb.on_tables(*_controls(view.replace(logx=True, tab="al").controls()), 2, key)
+    # Only the open tab is built (points by default); the others when they are opened.
+    assert bodies[0] is not no_update and all(b is no_update for b in bodies[1:])
+    pruned = view.replace(tab="pruned")
+    *bodies, at, shown = cb.on_tables(*_controls(pruned.controls()), 2, shown)
+    assert "8 of 44 points kept in 4 arms" in _text(bodies[3]) and at is no_update
+    assert [i for i, b in enumerate(bodies) if b is not no_update] == [3]
+    assert shown == {"points": key, "at": key, "pruned": key}
+    for unchanged in (pruned.replace(logx=True), view):  # display only; back to a built tab
+        with pytest.raises(PreventUpdate):
+            cb.on_tables(*_controls(unchanged.controls()), 3, shown)
+    # A filter change rebuilds the open tab and sends the hidden built ones back to "loading".
+    narrowed = pruned.replace(offload=("dram",))
+    *bodies, at, shown = cb.on_tables(*_controls(narrowed.controls()), 4, shown)
+    new = narrowed.data_key()
+    assert shown == {"pruned": new, "at": new}
+    assert _text(bodies[0]) == _text(LOADING) and "points kept in 2 arms" in _text(bodies[3])
+    assert all(b is no_update for b in (bodies[1], bodies[2], bodies[4])) and at is not no_update
+
+
+def test_the_points_grid_gets_only_the_columns_it_shows(ctx: AppContext) -> None:
+    body = points_body(ctx.source.run_data(RunView(runs=("dsr1",))), RunView(runs=("dsr1",)))
+    grid = body[-1]
+    fields = [d["field"] for d in grid.columnDefs]
+    assert fields == [c for c in KEY_POINT_COLUMNS if c in fields]
+    assert len(grid.rowData) == 44
+    assert set(grid.rowData[0]) == {*fields, "point_id"}  # the row id pins and launches points
 
 
 def test_clicking_a_point_pins_it_with_every_column(ctx: AppContext) -> None:

@@ -1,0 +1,124 @@
+"""How the app delivers its pages: compressed responses, preloads, shared analysis, grid rows."""
+
+from __future__ import annotations
+
+import gzip
+import math
+from datetime import UTC, date, datetime
+from typing import Any
+
+import polars as pl
+from flask_compress.compat import compression  # zstd: the stdlib's from 3.14, else backports
+
+from dashboard import components as c
+from dashboard.compress import StaticCompressor, accepted
+from dashboard.data import DataSource
+from dashboard.state import RunView
+
+try:
+    import brotlicffi as brotli
+except ImportError:
+    import brotli
+
+PLOTLY = "/assets/plotly-basic-4.1.1.min.js"
+
+
+def test_grid_rows_are_what_jsonable_gives_per_cell() -> None:
+    frame = pl.DataFrame(
+        {
+            "f": [1.5, float("nan"), float("inf"), None, -float("inf")],
+            "f32": pl.Series([0.25, float("nan"), None, 1.0, 2.0], dtype=pl.Float32),
+            "i": [1, None, 3, 4, 5],
+            "s": ["a", None, "<b>", "", "é"],
+            "d": [date(2026, 1, 2), None, date(2026, 1, 3), None, date(2026, 1, 4)],
+            "t": [datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), None, None, None, None],
+            "l": [[1.0, 2.0], None, [], [3.0], None],
+            "b": [True, False, None, True, False],
+        }
+    )
+    per_cell = [{k: c.jsonable(v) for k, v in r.items()} for r in frame.iter_rows(named=True)]
+    assert c.rows(frame) == per_cell
+    assert c.rows(frame)[0]["t"] == "2026-01-02T03:04:05+00:00" and c.rows(frame)[1]["f"] is None
+    assert all(math.isfinite(r["f"]) for r in c.rows(frame) if r["f"] is not None)
+    assert c.rows(frame.clear()) == []
+
+
+def test_views_that_differ_only_in_at_ab_or_x2_share_the_main_analysis(source: DataSource) -> None:
+    view = RunView(runs=("dsr1",))
+    base = source.run_data(view)
+    for other in (
+        view.replace(at=40.0),
+        view.replace(ab="kv_offloading"),
+        view.replace(x2="p90_ttft"),
+    ):
+        data = source.run_data(other)
+        assert data is not base
+        assert data.analysis is base.analysis and data.points is base.points
+    assert source.run_data(view.replace(x2="p90_ttft")).second is not base.second
+    assert source.run_data(view.replace(ab="kv_offloading")).deltas is not base.deltas
+    assert source.run_data(view.replace(offload=("dram",))).analysis is not base.analysis
+
+
+def test_the_page_preloads_its_layout_dependencies_and_chart_chunks(client: Any) -> None:
+    run = client.get("/inference?unofficialRun=dsr1").get_data(as_text=True)
+    head = run.split("</head>")[0]
+    for route in ("_dash-layout", "_dash-dependencies"):
+        assert f'<link rel="preload" href="/{route}" as="fetch" crossorigin="anonymous">' in head
+    assert 'href="/_dash-component-suites/dash/dcc/async-graph.js" as="script"' in head
+    index = client.get("/").get_data(as_text=True)
+    assert 'href="/_dash-layout"' in index and "async-graph.js" not in index
+
+
+def _get(client: Any, path: str, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    """Status, headers and body of a GET, the response closed (static files are open files)."""
+    resp = client.get(path, headers={k.replace("_", "-"): v for k, v in headers.items()})
+    try:
+        return resp.status_code, dict(resp.headers), resp.get_data()
+    finally:
+        resp.close()
+
+
+def test_static_files_are_served_compressed_once_and_revalidate(client: Any) -> None:
+    status, headers, raw = _get(client, PLOTLY)
+    assert status == 200 and "Content-Encoding" not in headers
+    status, headers, body = _get(client, f"{PLOTLY}?m=1", Accept_Encoding="gzip, deflate, br, zstd")
+    assert headers["Content-Encoding"] == "br" and "Accept-Encoding" in headers["Vary"]
+    assert brotli.decompress(body) == raw and int(headers["Content-Length"]) < len(raw) / 2
+    assert headers["ETag"].endswith(':br"')
+    status, _, body = _get(client, PLOTLY, Accept_Encoding="br", If_None_Match=headers["ETag"])
+    assert status == 304 and not body
+    _, headers, body = _get(client, PLOTLY, Accept_Encoding="gzip;q=1, br;q=0")
+    assert headers["Content-Encoding"] == "gzip" and gzip.decompress(body) == raw
+    assert "Content-Encoding" not in _get(client, PLOTLY, Accept_Encoding="identity")[1]
+
+
+def test_fingerprints_and_queries_do_not_multiply_the_static_cache(app: Any) -> None:
+    static = next(
+        f for f in app.server.after_request_funcs[None] if isinstance(f, StaticCompressor)
+    )
+    client = app.server.test_client()
+    suite = "/_dash-component-suites/dash/dcc/async-graph.js"
+    for path in (suite, suite.replace(".js", ".v1_2_3m99.js"), suite.replace(".js", ".v9m1.js")):
+        status, headers, _ = _get(client, path, Accept_Encoding="br")
+        assert status == 200 and headers["Content-Encoding"] == "br"
+    for q in range(3):
+        _get(client, f"{PLOTLY}?m={q}", Accept_Encoding="br")
+    keys = [k for k in static._bodies._items if k[0] in (suite, PLOTLY) and k[1] == "br"]
+    assert len(keys) == 2
+
+
+def test_dynamic_responses_are_compressed_as_the_browser_accepts(client: Any) -> None:
+    headers = {"Referer": "http://localhost/inference?unofficialRun=dsr1"}
+    plain = client.get("/_dash-layout", headers=headers).get_data()
+    packed = client.get("/_dash-layout", headers={**headers, "Accept-Encoding": "gzip, br, zstd"})
+    assert packed.headers["Content-Encoding"] == "zstd"
+    assert compression.zstd.decompress(packed.get_data()) == plain
+    assert "Content-Encoding" not in client.get("/_dash-layout", headers=headers).headers
+
+
+def test_accept_encoding_follows_q_values() -> None:
+    assert accepted("gzip, deflate, br, zstd", ("br", "gzip")) == "br"
+    assert accepted("gzip;q=0.5, br;q=0.4", ("br", "gzip")) == "gzip"
+    assert accepted("br;q=0, *", ("br", "gzip")) == "gzip"
+    assert accepted("identity", ("br", "gzip")) is None and accepted("", ("br",)) is None
+    assert accepted("br;q=nope", ("br",)) is None
