@@ -21,6 +21,10 @@ from ingest.readers._names import parse_name
 from ingest.readers.base import Row, SourceFile
 from ingest.schema import Col
 
+# Speculative decoding drafts a handful of tokens per step; a larger position label is a broken
+# dump (and would size the per-position list).
+MAX_SPEC_POSITIONS = 256
+
 LabelKey = tuple[tuple[str, str], ...]
 
 SPEC_DRAFTS = "vllm:spec_decode_num_drafts"
@@ -183,8 +187,12 @@ def store_spec_row(store: MetricStore, source: str, path: str) -> Row:
     """
     per_pos: dict[int, float] = {}
     for pos, value in store.counter_by(SPEC_PER_POS, "position").items():
-        if not pos.isdigit():
-            raise ParseError(path, SPEC_PER_POS, f"position label must be 0..K-1, got {pos!r}")
+        if not pos.isdigit() or int(pos) >= MAX_SPEC_POSITIONS:
+            raise ParseError(
+                path,
+                SPEC_PER_POS,
+                f"position label must be 0..K-1 (K < {MAX_SPEC_POSITIONS}), got {pos!r}",
+            )
         per_pos[int(pos)] = value
     return spec_row(
         store.counter_sum(SPEC_DRAFTS),

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from ingest.errors import ParseError
 from ingest.readers._metrics_common import (
+    SPEC_ACCEPTED,
+    SPEC_DRAFTS,
+    SPEC_PER_POS,
     MetricStore,
     family,
     identity_from_name,
     server_summary,
     spec_row,
+    store_spec_row,
 )
 from ingest.schema import Col
 
@@ -95,3 +100,18 @@ def test_summary_normalizes_percent_usage_and_prefers_the_kv_gauge() -> None:
         store.duplicate_urls == {"http://a:1/metrics/"}
         and store.counter_sum("vllm:prefix_cache_hits") == 30.0
     )
+
+
+def test_a_huge_position_label_is_a_parse_error_not_a_billion_element_list() -> None:
+    store = MetricStore()
+    store.add_counter(SPEC_DRAFTS, "a:1", {}, 10.0)
+    store.add_counter(SPEC_ACCEPTED, "a:1", {}, 15.0)
+    store.add_counter(SPEC_PER_POS, "a:1", {"position": "0"}, 9.0)
+    store.add_counter(SPEC_PER_POS, "a:1", {"position": "1"}, 6.0)
+    row = store_spec_row(store, "prometheus_snapshot", "m.txt")
+    assert row[Col.ACCEPT_RATE_PER_POS] == [0.9, 0.6]
+    store.add_counter(SPEC_PER_POS, "a:1", {"position": "999999999"}, 1.0)
+    with pytest.raises(ParseError) as err:
+        store_spec_row(store, "prometheus_snapshot", "m.txt")
+    assert (err.value.path, err.value.field) == ("m.txt", SPEC_PER_POS)
+    assert "'999999999'" in str(err.value)
