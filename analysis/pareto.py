@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 import polars as pl
@@ -29,7 +28,7 @@ from analysis.dominance import (
     order_by,
     ranked,
 )
-from analysis.polylines import Frontier, FrontierLines, LineSet, PolylineColumns
+from analysis.polylines import Frontier, FrontierLines, LazyFrontiers, LineSet, PolylineColumns
 from ingest.schema import DEFAULT_GROUP, Col, better
 
 __all__ = [
@@ -51,7 +50,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, eq=False)
-class FrontierResult:
+class FrontierResult(LazyFrontiers):
     """Frontier membership of every input row plus the frontier polylines (`group_frontiers`,
     `arm_frontiers`: built from `lines` on first use).
 
@@ -65,20 +64,6 @@ class FrontierResult:
     by: tuple[str, ...]
     flags: pl.DataFrame
     lines: FrontierLines = field(repr=False)
-
-    @cached_property
-    def _frontiers(self) -> tuple[tuple[Frontier, ...], tuple[Frontier, ...]]:
-        return self.lines.build()
-
-    @property
-    def group_frontiers(self) -> tuple[Frontier, ...]:
-        """The envelope of each group, x ascending (built on first use, then kept)."""
-        return self._frontiers[0]
-
-    @property
-    def arm_frontiers(self) -> tuple[Frontier, ...]:
-        """The frontier of each arm, x ascending (built on first use, then kept)."""
-        return self._frontiers[1]
 
     @property
     def excluded(self) -> pl.DataFrame:

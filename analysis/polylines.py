@@ -10,6 +10,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import pairwise
 
 import numpy as np
@@ -113,6 +114,27 @@ class FrontierLines:
         """(group frontiers, arm frontiers)."""
         with collector_paused():
             return polylines(self.cols, self.group), polylines(self.cols, self.arm)
+
+
+class LazyFrontiers:
+    """The `group_frontiers` and `arm_frontiers` of a result that holds its `lines`: built on
+    first use, then kept (mixed into the frozen result dataclasses)."""
+
+    lines: FrontierLines
+
+    @cached_property
+    def _frontiers(self) -> tuple[tuple[Frontier, ...], tuple[Frontier, ...]]:
+        return self.lines.build()
+
+    @property
+    def group_frontiers(self) -> tuple[Frontier, ...]:
+        """The envelope of each comparison group, x ascending (built on first use, then kept)."""
+        return self._frontiers[0]
+
+    @property
+    def arm_frontiers(self) -> tuple[Frontier, ...]:
+        """The frontier of each (group, run, arm), x ascending (built on first use, then kept)."""
+        return self._frontiers[1]
 
 
 def polylines(cols: PolylineColumns, lines: LineSet) -> tuple[Frontier, ...]:

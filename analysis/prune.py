@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -22,7 +21,6 @@ from analysis.codes import dense_codes, gather, key_ranks, nulls_last_key, take
 from analysis.dominance import BoolArray, IntArray, dense, order_by
 from analysis.pareto import (
     ArmSets,
-    Frontier,
     Judgement,
     PolylineColumns,
     axis_problems,
@@ -31,7 +29,7 @@ from analysis.pareto import (
     frontier_lines,
     judge,
 )
-from analysis.polylines import FrontierLines
+from analysis.polylines import FrontierLines, LazyFrontiers
 from analysis.reasons import ReasonTexts, dominator_descriptions
 from ingest.schema import DEFAULT_GROUP, Col, better
 
@@ -95,7 +93,7 @@ class Verdict(StrEnum):
 
 
 @dataclass(frozen=True, eq=False)
-class Analysis:
+class Analysis(LazyFrontiers):
     """One analysis of a set of points on the x/y plane.
 
     table: one row per input point: the identity columns present in the input (then `image`,
@@ -114,20 +112,6 @@ class Analysis:
     max_error_rate: float
     table: pl.DataFrame
     lines: FrontierLines = field(repr=False)
-
-    @cached_property
-    def _frontiers(self) -> tuple[tuple[Frontier, ...], tuple[Frontier, ...]]:
-        return self.lines.build()
-
-    @property
-    def group_frontiers(self) -> tuple[Frontier, ...]:
-        """The envelope of each comparison group, x ascending (built on first use, then kept)."""
-        return self._frontiers[0]
-
-    @property
-    def arm_frontiers(self) -> tuple[Frontier, ...]:
-        """The frontier of each (group, run, arm), x ascending (built on first use, then kept)."""
-        return self._frontiers[1]
 
     @property
     def excluded(self) -> pl.DataFrame:
