@@ -418,7 +418,7 @@ def normalize(
 _POLARS: pl.Schema = pl.from_arrow(POINTS_SCHEMA.empty_table()).schema  # type: ignore[union-attr]
 _ORDER: tuple[str, ...] = tuple(_POLARS)
 # Set by the pipeline or derived here last; a reader that sets one takes the one-row path.
-_NOT_FROM_READERS = frozenset(
+NOT_FROM_READERS = frozenset(
     str(c)
     for c in (
         Col.RUN_ID,
@@ -524,28 +524,26 @@ def _clean(kind: int, vals: list[Any], flagged: set[int]) -> None:
                     pass
             flagged.add(i)
             vals[i] = None
-    elif kind == _FLOAT_LIST:
+    elif kind in (_FLOAT_LIST, _STR_LIST):
+        convert = _finite_floats if kind == _FLOAT_LIST else _text_list
         for i, v in enumerate(vals):
             if v is None:
                 continue
-            floats = _finite_floats(v) if type(v) is list else None
-            if floats is None:
+            out = convert(v) if type(v) is list else None
+            if out is None:
                 flagged.add(i)
-            vals[i] = floats
-    elif kind == _STR_LIST:
-        for i, v in enumerate(vals):
-            if v is None:
-                continue
-            if type(v) is list and all(type(x) is str for x in v) and _is_text("".join(v)):
-                vals[i] = list(v)
-                continue
-            flagged.add(i)
-            vals[i] = None
+            vals[i] = out
     else:
         for i, v in enumerate(vals):
             if v is not None:
                 flagged.add(i)
                 vals[i] = None
+
+
+def _text_list(values: list[Any]) -> list[str] | None:
+    if all(type(x) is str for x in values) and _is_text("".join(values)):
+        return list(values)
+    return None
 
 
 def _finite_floats(values: list[Any]) -> list[float] | None:
@@ -848,7 +846,7 @@ def normalize_batch(
     data: dict[str, list[Any]] = {}
     for key, vals in _columns(partials):
         name = _NAMES.get(key)
-        if name is None or name in _NOT_FROM_READERS:
+        if name is None or name in NOT_FROM_READERS:
             flagged.update(i for i, p in enumerate(partials) if key in p)
             continue
         _clean(_KIND[name], vals, flagged)

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ingest.errors import SchemaError
-from ingest.normalize import Batch, arm_label, normalize, normalize_batch
+from ingest.normalize import NOT_FROM_READERS, Batch, arm_label, normalize, normalize_batch
 from ingest.schema import ARM_KEY, POINTS_SCHEMA, SPECS, STATS, Col
 
 NOW = datetime(2026, 12, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -94,21 +94,7 @@ def _plausible(col: Col) -> st.SearchStrategy[Any]:
     return st.none()
 
 
-_WRITABLE = [
-    c
-    for c in SPECS
-    if c
-    not in (
-        Col.RUN_ID,
-        Col.SOURCE_PATH,
-        Col.SOURCE_SHA256,
-        Col.ARTIFACT,
-        Col.INGESTED_AT,
-        Col.ARM_ID,
-        Col.ARM_LABEL,
-        Col.POINT_ID,
-    )
-]
+_WRITABLE = [c for c in SPECS if str(c) not in NOT_FROM_READERS]
 # The columns the derivations and checks read, so generated rows exercise them often.
 _CORE = [
     Col.CONC,
