@@ -133,35 +133,42 @@ def run(cfg: Config) -> Section:
         ),
         command=cfg.command("frontier"),
     )
-    fo = timed["frontier_only"]
-    fig2 = Figure(
-        name="Frontiers only (`compute_frontiers`: membership, no dominators, no polylines)",
-        samples=fo,
-        target="informational (the frontier part of the figure above)",
-        unit="s",
-        anchors=[moo, moo_g],
-        command=cfg.command("frontier"),
+
+    def informational(
+        name: str, key: str, target: str, extra: list[Anchor], notes: str = ""
+    ) -> Figure:
+        return Figure(
+            name=name,
+            samples=timed[key],
+            target=target,
+            unit="s",
+            anchors=[moo, moo_g, *extra],
+            notes=notes,
+            command=cfg.command("frontier"),
+        )
+
+    fig2 = informational(
+        "Frontiers only (`compute_frontiers`: membership, no dominators, no polylines)",
+        "frontier_only",
+        "informational (the frontier part of the figure above)",
+        [],
     )
-    fig3 = Figure(
-        name="Frontier + verdicts with `max_dominated_by=None` (every dominating id listed)",
-        samples=timed["uncapped"],
-        target="informational: what the full `dominated_by` lists cost",
-        unit="s",
-        anchors=[moo, moo_g, Anchor("ours, default cap of 3 (the figure above)", ours)],
+    fig3 = informational(
+        "Frontier + verdicts with `max_dominated_by=None` (every dominating id listed)",
+        "uncapped",
+        "informational: what the full `dominated_by` lists cost",
+        [Anchor("ours, default cap of 3 (the figure above)", ours)],
         notes=(
             f"The uncapped table lists {dom_total:,} dominating ids in all "
             f"({dom_total / max(1, n):.1f} per point); the reasons name the first and count the "
             "rest either way."
         ),
-        command=cfg.command("frontier"),
     )
-    fig4 = Figure(
-        name="Frontier + verdicts + both polyline sets (what the run page reads)",
-        samples=timed["polylines"],
-        target="informational: the figure above plus the group and arm frontier polylines",
-        unit="s",
-        anchors=[moo, moo_g, Anchor("ours, without the polylines (the figure above)", ours)],
-        command=cfg.command("frontier"),
+    fig4 = informational(
+        "Frontier + verdicts + both polyline sets (what the run page reads)",
+        "polylines",
+        "informational: the figure above plus the group and arm frontier polylines",
+        [Anchor("ours, without the polylines (the figure above)", ours)],
     )
     section.figures += [fig, fig4, fig3, fig2]
     return section
