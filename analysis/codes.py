@@ -96,15 +96,9 @@ def gather(frame: pl.DataFrame, rows: IntArray, height: int | None = None) -> pl
         return pl.DataFrame(height=len(rows) if height is None else height)
     if len(rows) == frame.height and bool((rows == np.arange(len(rows))).all()):
         return frame
-    # all-null columns (common: disagg, spec and offload fields) need no gather
-    nulls = [c for c in frame.columns if frame.get_column(c).null_count() == frame.height]
-    rest = frame.drop(nulls)
-    if rest.width and max(rest.n_chunks("all")) > 1:
-        rest = rest.rechunk()
-    got = rest.select(pl.all().gather(rows)) if rest.width else pl.DataFrame(height=len(rows))
-    return got.with_columns(
-        pl.repeat(None, len(rows), dtype=frame.schema[c], eager=True).alias(c) for c in nulls
-    ).select(frame.columns)
+    if max(frame.n_chunks("all")) > 1:
+        frame = frame.rechunk()
+    return frame.gather(rows)
 
 
 def nullable(name: str, values: npt.NDArray[np.generic], nulls: BoolArray) -> pl.Series:
