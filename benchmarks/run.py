@@ -52,7 +52,13 @@ def _run_suite(module: str, title: str, cfg: Config) -> Section:
         return sec
 
 
-def render(sections: list[Section], cfg: Config, started: datetime, seconds: float) -> str:
+def render(
+    sections: list[Section],
+    cfg: Config,
+    started: datetime,
+    seconds: float,
+    moments: tuple[machine.Moment, machine.Moment],
+) -> str:
     """The whole RESULTS.md."""
     lines = [
         "# paretolens performance results",
@@ -67,7 +73,7 @@ def render(sections: list[Section], cfg: Config, started: datetime, seconds: flo
         "",
         "## Machine",
         "",
-        *machine.describe(),
+        *machine.describe(*moments),
         "",
         "## Library versions",
         "",
@@ -116,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     name = "RESULTS" + ("-quick" if args.quick else "") + ("-partial" if wanted else "") + ".md"
     output = args.output or HERE / name
     started = datetime.now(UTC)
+    start = machine.Moment.now()
     t0 = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="paretolens-bench-"))
     cfg = Config(quick=args.quick, workdir=workdir, runs=max(5, args.runs))
@@ -130,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"[benchmarks] {key} done in {time.perf_counter() - t:.1f} s", flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    text = render(sections, cfg, started, time.perf_counter() - t0)
+    text = render(sections, cfg, started, time.perf_counter() - t0, (start, machine.Moment.now()))
     output.write_text(text)
     print(f"[benchmarks] wrote {output}")
 
