@@ -76,6 +76,7 @@ def frontier_figure(
     text = labels if labels != "none" and rows.height <= LABEL_LIMIT else None
     template = hovertemplate(x, y, compact=kind == "scattergl")
     traces: list[dict[str, Any]] = []
+    listed: set[str] = set()  # one legend entry per run's envelopes (they toggle together)
     for fr in group_frontiers:
         run = dict(fr.key).get(Col.RUN_ID, "all")
         tok = f"envelope{SEP}{run}"
@@ -90,10 +91,11 @@ def frontier_figure(
                 tok=tok,
                 hidden=tok in hide,
                 opacity=0.28,
-                showlegend=True,
+                showlegend=tok not in listed,
                 legendrank=2000,
             )
         )
+        listed.add(tok)
     name_col = name_column(rows)
     f = point_fields(
         rows, run_index=run_index, compact=kind == "scattergl", labels=text,

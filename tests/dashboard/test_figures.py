@@ -65,6 +65,17 @@ def test_one_point_trace_and_one_frontier_line_per_arm_plus_the_envelope(
     assert _layout(fig).yaxis.title.text == "Total tok/s/GPU (tok/s/GPU)"
 
 
+def test_the_envelopes_of_one_run_share_one_legend_entry(source: DataSource) -> None:
+    # the MTP run has two comparison groups (1k/1k: one point, 8k/1k: two), so two envelopes
+    view = RunView(runs=("mtp",))
+    env = [t for t in _data(main_figure(_run(source, view), view)) if t.name == "group envelope"]
+    assert [(t.legendgroup, t.showlegend) for t in env] == [
+        ("envelope~mtp", True),
+        ("envelope~mtp", False),
+    ]
+    assert sorted(len(t.x) for t in env) == [1, 2]
+
+
 def test_verdicts_set_opacity_and_shape(source: DataSource) -> None:
     fig = main_figure(_run(source), DSR1)
     seen = set()
