@@ -98,7 +98,7 @@ def gather(frame: pl.DataFrame, rows: IntArray, height: int | None = None) -> pl
         return frame
     if max(frame.n_chunks("all")) > 1:
         frame = frame.rechunk()
-    return frame.gather(rows)
+    return frame[rows]  # row selection by an integer array (DataFrame.gather is unstable API)
 
 
 def nullable(name: str, values: npt.NDArray[np.generic], nulls: BoolArray) -> pl.Series:
