@@ -264,6 +264,7 @@ def run(cfg: Config) -> Section:
             small.append(load(pages["small"]))
             big.append(load(pages["big"], timeout=120, change=TOGGLE_LOGY))
     first = _samples(kimi, "first")
+    half_ms = INFERENCEX_FIRST_POINT_MS / 2
     anchor = Anchor(
         "InferenceX-app /inference, 117 points (docs/anchors.md; not re-run here)",
         Samples([INFERENCEX_FIRST_POINT_MS / 1000]),
@@ -278,14 +279,12 @@ def run(cfg: Config) -> Section:
                     f"median {first.median * 1000:.0f} ms < {INFERENCEX_FIRST_POINT_MS:.0f} ms",
                     first.median * 1000 < INFERENCEX_FIRST_POINT_MS,
                 ),
-                Check(
-                    f"median {first.median * 1000:.0f} ms <= {INFERENCEX_FIRST_POINT_MS / 2:.0f} ms "
-                    "(the stretch goal; informational)",
-                    True,
-                ),
             ],
             anchors=[anchor],
             notes=(
+                f"The stretch goal, half of InferenceX-app ({half_ms:.0f} ms), is "
+                f"{'met' if first.median * 1000 <= half_ms else 'not met'} "
+                f"(median {first.median * 1000:.0f} ms). "
                 f"Both charts drawn: median {_samples(kimi, 'both').median * 1000:.0f} ms "
                 f"(InferenceX-app: 952 ms). {_describe(kimi)} The page is "
                 f"`{urls.runs(runs['inferencex'])}` over the rows of "
