@@ -8,9 +8,9 @@ x range both cover; outside it nothing is claimed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from scipy.interpolate import PchipInterpolator
 
 from analysis.pareto import Frontier
 
@@ -49,17 +49,25 @@ def _curve(f: Frontier) -> tuple[FloatArray, FloatArray]:
     return ux, ys[first]
 
 
+def _pchip(x: FloatArray, y: FloatArray) -> Any:
+    # scipy.interpolate takes most of a second to import and only comparisons need it, so it
+    # is imported here rather than with the module (every CLI command imports analysis).
+    from scipy.interpolate import PchipInterpolator
+
+    return PchipInterpolator(x, y, extrapolate=False)
+
+
 def _evaluate(x: FloatArray, y: FloatArray, at: FloatArray) -> FloatArray:
     if len(x) == 1:
         return np.full(len(at), y[0])
-    out: FloatArray = PchipInterpolator(x, y, extrapolate=False)(at)
+    out: FloatArray = _pchip(x, y)(at)
     return out
 
 
 def _integral(x: FloatArray, y: FloatArray, lo: float, hi: float) -> float:
     if len(x) == 1 or hi <= lo:
         return 0.0
-    return float(PchipInterpolator(x, y, extrapolate=False).integrate(lo, hi))
+    return float(_pchip(x, y).integrate(lo, hi))
 
 
 def frontier_gap(baseline: Frontier, treatment: Frontier) -> FrontierGap | None:

@@ -53,4 +53,4 @@ class Config:
     def command(self, only: str) -> str:
         """The command that reproduces one suite."""
         flag = " --quick" if self.quick else ""
-        return f"uv run python -m benchmarks.run{flag} --only {only}"
+        return f"uv run --group bench python -m benchmarks.run{flag} --only {only}"

@@ -4,6 +4,8 @@ paretolens.cli -> everything; nothing imports dashboard."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,3 +73,20 @@ def test_the_rule_catches_a_wrong_way_arrow() -> None:
     assert not _allowed("analysis", "ingest.store")
     assert not _allowed("analysis", "plotly.graph_objects")
     assert _allowed("dashboard", "analysis.pareto")
+
+
+# What a CLI command or a server start must not pay for on import: scipy.interpolate (about a
+# second; only comparisons need it) and pandas (pyarrow imports it whenever it is installed).
+SLOW_IMPORTS = ("scipy.interpolate", "pandas")
+
+
+@pytest.mark.parametrize("entry", ["paretolens.cli", "dashboard.app"])
+def test_entry_points_import_without_the_slow_modules(entry: str) -> None:
+    probe = (
+        f"import sys, {entry}\nprint(','.join(m for m in {SLOW_IMPORTS!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"{entry} imports {done.stdout.strip()}"
