@@ -51,6 +51,12 @@ StoreOpt = Annotated[
     ),
 ]
 RunOpt = Annotated[list[str] | None, typer.Option("--run", help="run id (repeat for several runs)")]
+RunsArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="run ids (the same as --run; `paretolens runs` lists them)", show_default=False
+    ),
+]
 XOpt = Annotated[
     str, typer.Option("--x", help="x metric (a canonical column with a better direction)")
 ]
@@ -92,9 +98,16 @@ def _guard() -> Iterator[None]:
         raise typer.Exit(2) from exc
 
 
+def _runs(positional: Sequence[str] | None, option: Sequence[str] | None) -> list[str]:
+    """The run ids given as arguments and with --run, in order, each once."""
+    return list(dict.fromkeys([*(positional or []), *(option or [])]))
+
+
 def _points(store: Path | None, runs: Sequence[str] | None) -> pl.DataFrame:
     if not runs:
-        raise UsageError("give at least one --run ID (see `paretolens runs`)")
+        raise UsageError(
+            "give at least one run ID, as an argument or with --run (see `paretolens runs`)"
+        )
     st = open_store(store)
     pts = st.points(list(runs))
     missing = sorted(set(runs) - set(pts.get_column(Col.RUN_ID).unique().to_list()))
@@ -134,6 +147,7 @@ _DEFAULT_GROUP = ",".join(DEFAULT_GROUP)
 
 
 def analyze(
+    runs: RunsArg = None,
     run: RunOpt = None,
     x: XOpt = Col.MEDIAN_INTVTY,
     y: YOpt = Col.TPUT_PER_GPU,
@@ -145,7 +159,7 @@ def analyze(
     """One verdict per point: frontier | dominated | post_cliff | invalid, with the reason."""
     with _guard():
         a = analyze_points(
-            _points(store, run), x, y, _group(group_by), CliffParams(), max_error_rate
+            _points(store, _runs(runs, run)), x, y, _group(group_by), CliffParams(), max_error_rate
         )
         cols = ["run_id", "arm_label", "conc", "x", "y", "verdict", "on_arm_frontier", "reason"]
         _emit(
@@ -157,6 +171,7 @@ def analyze(
 
 
 def prune(
+    runs: RunsArg = None,
     run: RunOpt = None,
     x: XOpt = Col.MEDIAN_INTVTY,
     y: YOpt = Col.TPUT_PER_GPU,
@@ -177,7 +192,7 @@ def prune(
     """The points worth the full sweep: master-config snippet, JSON, CSV or a test-config line."""
     with _guard():
         cfg = validate_sweep_config(yaml.safe_load(master.read_text())) if master else None
-        a = analyze_points(_points(store, run), x, y, _group(group_by))
+        a = analyze_points(_points(store, _runs(runs, run)), x, y, _group(group_by))
         p = prune_list(a, neighbours=neighbours, include_arm_frontier=arm_frontier, master=cfg)
         if fmt is PruneFmt.yaml:
             space = search_space(p, dram_utilization)
@@ -193,6 +208,7 @@ def prune(
 
 
 def al_check(
+    runs: RunsArg = None,
     run: RunOpt = None,
     tolerance: Annotated[
         float, typer.Option("--tolerance", help="allowed |measured - expected| AL")
@@ -209,7 +225,9 @@ def al_check(
     """
     with _guard():
         checks = check_acceptance(
-            _points(store, run), load_golden_tables(golden), AcceptanceParams(tolerance)
+            _points(store, _runs(runs, run)),
+            load_golden_tables(golden),
+            AcceptanceParams(tolerance),
         )
         cols = [
             "run_id",
@@ -228,6 +246,7 @@ def al_check(
 
 
 def deltas(
+    runs: RunsArg = None,
     run: RunOpt = None,
     vs_run: Annotated[
         str | None, typer.Option("--vs-run", help="pair arms across this run and --run")
@@ -245,8 +264,14 @@ def deltas(
 ) -> None:
     """Treatment vs baseline arms that differ only in --axis, at equal concurrency."""
     with _guard():
-        runs = [*(run or []), vs_run] if vs_run else run
-        d = compute_deltas(_points(store, runs), axis, cross_run=vs_run is not None, x=x, y=y)
+        given = _runs(runs, run)
+        d = compute_deltas(
+            _points(store, _runs(given, [vs_run] if vs_run else [])),
+            axis,
+            cross_run=vs_run is not None,
+            x=x,
+            y=y,
+        )
         if frontier:
             cols = [
                 "baseline_arm_label",

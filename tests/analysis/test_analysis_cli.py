@@ -140,3 +140,22 @@ def test_caller_mistakes_exit_2(store: Store) -> None:
     assert code == 2 and "not an arm-identity field" in err
     code, _, err = _run("analyze", "--store", str(store.root))
     assert code == 2 and "--run" in err
+
+
+def test_run_ids_can_be_given_as_arguments(store: Store) -> None:
+    root = str(store.root)
+    by_option = _run("analyze", "--run", "dsr1", "--format", "json", "--store", root)
+    by_argument = _run("analyze", "dsr1", "--format", "json", "--store", root)
+    assert by_argument == by_option and len(json.loads(by_argument[1])) == 44
+    # both ways at once, and a repeat: each run read once (44 + 10 points, none doubled)
+    code, out, _ = _run(
+        "analyze", "dsr1", "kimi", "--run", "dsr1", "--format", "json", "--store", root
+    )
+    assert code == 0 and len(json.loads(out)) == 54
+    assert _run("prune", "kimi", "--format", "json", "--store", root) == _run(
+        "prune", "--run", "kimi", "--format", "json", "--store", root
+    )
+    code, out, _ = _run(
+        "deltas", "dsr1", "--axis", "kv_offloading", "--format", "json", "--store", root
+    )
+    assert code == 0 and len(json.loads(out)) == 21
