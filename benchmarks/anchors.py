@@ -2,7 +2,8 @@
 
 * moocore `is_nondominated` (C core; installed): one call on every valid point, and one call per
   comparison group (what computing per-group frontiers with it costs).
-* paretoset `paretoset(df, sense=["max", "max"], distinct=True)` (numba; installed).
+* paretoset `paretoset(df, sense=["max", "max"], distinct=True)` (numba; installed with pandas by
+  the `bench` dependency group).
 * the O(n^2) pairwise check of srt-slurm's dashboard (`calculate_pareto_frontier`: for each point,
   scan every other point for one that is >= on both axes and > on one, break at the first) and of
   llm-d-benchmark's analysis notebook; re-implemented from that description, per group.
