@@ -226,9 +226,14 @@ def comparison_markdown(cmp: RunComparison) -> str:
         f"Frontier uplift of `{cmp.y}` at matched `{cmp.x}` (PCHIP over each arm's frontier, "
         "common range only; post-cliff and invalid points excluded):",
         "",
-        f"| arm | {cmp.x} range | uplift | mean Δ at measured x | area between |",
-        "|---|---|---|---|---|",
     ]
+    if cmp.arms.height:
+        lines += [
+            f"| arm | {cmp.x} range | uplift | mean Δ at measured x | area between |",
+            "|---|---|---|---|---|",
+        ]
+    else:
+        lines.append("No arm is in both runs, so there is no frontier to compare.")
     for r in cmp.arms.iter_rows(named=True):
         rng = "no overlap"
         if r["x_lo"] is not None:
@@ -237,13 +242,16 @@ def comparison_markdown(cmp: RunComparison) -> str:
             f"| {md_cell(r['arm_label'])} | {rng} | {_pct(r['uplift_pct'])} "
             f"| {_pct(r['mean_delta_pct'])} | {_num(r['area_between'])} |"
         )
-    lines += [
-        "",
-        "| arm | conc | "
-        + " | ".join(f"{m} {arrow[m]} base → cand (Δ)" for m in cmp.metrics)
-        + " |",
-        "|---|---|" + "---|" * len(cmp.metrics),
-    ]
+    lines.append("")
+    if cmp.points.height:
+        lines += [
+            "| arm | conc | "
+            + " | ".join(f"{m} {arrow[m]} base → cand (Δ)" for m in cmp.metrics)
+            + " |",
+            "|---|---|" + "---|" * len(cmp.metrics),
+        ]
+    else:
+        lines.append("No arm was measured at the same concurrency in both runs.")
     for r in cmp.points.iter_rows(named=True):
         cells = [
             f"{_num(r[f'{m}_base'], 2)} → {_num(r[f'{m}_candidate'], 2)} "

@@ -73,3 +73,18 @@ def test_markdown_for_a_pr_comment(cmp: RunComparison) -> None:
     assert md.endswith(
         "**Only in base:**\n- TP8 EP8 | no spec | kv dram (conc 1, 2, 4, 12, 16, 32, 128, 256, 512)\n"
     )
+
+
+def test_markdown_without_a_common_arm_says_so(points: Callable[..., pl.DataFrame]) -> None:
+    # The real Kimi-K2.7 TP4 sweep as base, its TP8 sweep as candidate: no arm in common, so
+    # the markdown says so in sentences instead of printing empty tables.
+    kimi = points("kimi")
+    base = kimi.filter(pl.col(Col.TP) == 4)
+    cand = kimi.filter(pl.col(Col.TP) == 8).with_columns(pl.lit("tp8").alias(Col.RUN_ID))
+    cmp = compare_runs(pl.concat([base, cand]), "kimi", "tp8")
+    assert cmp.arms.height == 0 and cmp.points.height == 0
+    md = comparison_markdown(cmp)
+    assert "No arm is in both runs, so there is no frontier to compare.\n" in md
+    assert "No arm was measured at the same concurrency in both runs.\n" in md
+    assert "|---|" not in md
+    assert md.count("- TP4 EP1") == 2 and md.count("- TP8 EP1") == 2
