@@ -29,6 +29,7 @@ from dashboard.style import (
     Fields,
     Figure,
     arm_color,
+    axis_title,
     base_layout,
     drawable,
     fields_trace,
@@ -182,7 +183,7 @@ def frontier_figure(
     if not rows.height:
         notes.append(
             {
-                "text": "no points to draw for these filters",
+                "text": _nothing_drawn(plane, x, y),
                 "xref": "paper",
                 "yref": "paper",
                 "x": 0.5,
@@ -193,6 +194,21 @@ def frontier_figure(
         )
     layout["annotations"] = notes
     return {"data": traces, "layout": layout}
+
+
+def _nothing_drawn(plane: pl.DataFrame, x: str, y: str) -> str:
+    """Why a chart is empty: no point passes the filters, or none has a usable x or y."""
+    if plane.height:
+        lacking = [
+            axis_title(metric).split(" (")[0]
+            for metric, col in ((x, "x"), (y, "y"))
+            if plane.filter(pl.col(col).is_not_null() & (pl.col(col) > 0)).height == 0
+        ]
+        if lacking:
+            return (
+                f"none of the {plane.height} points has {' or '.join(lacking)}: pick another axis"
+            )
+    return "no points to draw for these filters"
 
 
 def _series(f: Fields) -> dict[tuple[Any, Any], list[int]]:

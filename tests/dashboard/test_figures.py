@@ -223,3 +223,20 @@ def test_arms_that_share_a_label_are_told_apart_by_what_differs(source: DataSour
         "8k/1k · TP8 EP1 | MTP | kv none",
     ]
     assert set(dict(_run(source).names.iter_rows()).values()) == set(ARMS)
+
+
+def test_an_empty_chart_says_which_axis_the_points_lack(source: DataSource) -> None:
+    view = RunView(runs=("mtp",))
+    data = _run(source, view)
+    plane = data.second_plane.with_columns(pl.lit(None, dtype=pl.Float64).alias("x"))
+    fig = figures.frontier_figure(
+        plane, (), (), x=view.x2, y=view.y, runs=view.runs, arm_order=data.arm_order
+    )
+    notes = [a["text"] for a in fig["layout"]["annotations"]]
+    assert notes == ["none of the 3 points has E2E latency, median: pick another axis"]
+    fig = figures.frontier_figure(
+        plane.clear(), (), (), x=view.x2, y=view.y, runs=view.runs, arm_order=data.arm_order
+    )
+    assert [a["text"] for a in fig["layout"]["annotations"]] == [
+        "no points to draw for these filters"
+    ]
