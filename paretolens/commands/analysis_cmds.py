@@ -42,6 +42,7 @@ from analysis import (
 from analysis.tables import csv_text, flat, json_text, markdown_table
 from ingest.schema import DEFAULT_GROUP, Col
 from paretolens.commands.ingest_cmds import open_store
+from paretolens.commands.tables import keep_whole
 from paretolens.settings import GOLDEN_AL_DIR
 
 StoreOpt = Annotated[
@@ -140,7 +141,7 @@ def _emit(frame: pl.DataFrame, fmt: Fmt, columns: Sequence[str], title: str) -> 
             t.add_row(
                 *["" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v) for v in row]
             )
-        console.print(t)
+        console.print(keep_whole(t))
 
 
 _DEFAULT_GROUP = ",".join(DEFAULT_GROUP)
@@ -161,9 +162,14 @@ def analyze(
         a = analyze_points(
             _points(store, _runs(runs, run)), x, y, _group(group_by), CliffParams(), max_error_rate
         )
-        cols = ["run_id", "arm_label", "conc", "x", "y", "verdict", "on_arm_frontier", "reason"]
+        table = a.table
+        if fmt in (Fmt.table, Fmt.markdown):  # the axes by name, and isl/osl beside the arm
+            table = table.rename({k: v for k, v in (("x", x), ("y", y)) if v not in table.columns})
+        ident = ["run_id", "arm_label", Col.ISL, Col.OSL, "conc"]
+        cols = [*ident, *(c if c in table.columns else k for k, c in (("x", x), ("y", y)))]
+        cols += ["verdict", "on_arm_frontier", "reason"]
         _emit(
-            a.table,
+            table,
             fmt,
             cols,
             f"{y} vs {x}: " + ", ".join(f"{k} {v}" for k, v in a.counts().items()),

@@ -16,6 +16,7 @@ from rich.table import Table
 from ingest.pipeline import IngestReport, ingest_paths
 from ingest.schema import Col, RejectCol, RunCol
 from ingest.store import Store
+from paretolens.commands.tables import keep_whole
 from paretolens.settings import SAMPLES_DIR, load_settings
 
 StoreOpt = Annotated[
@@ -68,17 +69,17 @@ def _print_report(report: IngestReport, as_json: bool) -> None:
         t = Table("rejected file", "field", "reason", title="Rejected", show_lines=False)
         for r in report.rejected:
             t.add_row(r.path, r.field, r.reason)
-        console.print(t)
+        console.print(keep_whole(t))
     if report.notes:
         t = Table("file", "note", title="Notes from the readers")
         for n in report.notes:
             t.add_row(n.path, n.reason)
-        console.print(t)
+        console.print(keep_whole(t))
     if report.ignored:
         t = Table("ignored file", "why", title="Ignored (recognised, nothing to store)")
         for i in report.ignored:
             t.add_row(i.path, i.reason)
-        console.print(t)
+        console.print(keep_whole(t))
 
 
 def _exit(report: IngestReport) -> None:
@@ -163,7 +164,7 @@ def _emit(df: pl.DataFrame, fmt: str, output: Path | None) -> None:
         for row in df.iter_rows():
             t.add_row(*("" if v is None else str(v) for v in row))
         if output is None:
-            console.print(t)
+            console.print(keep_whole(t))
             return
         text = str(df)
     else:

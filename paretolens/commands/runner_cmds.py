@@ -24,6 +24,7 @@ from rich.table import Table
 
 from ingest.store import Store
 from paretolens.commands.ingest_cmds import open_store
+from paretolens.commands.tables import keep_whole
 from paretolens.settings import load_settings
 from runner import service
 from runner.errors import RunnerError
@@ -124,7 +125,7 @@ def plan(
         )
         for pt in p.points():
             t.add_row(pt.id, pt.arm.describe(), str(pt.conc))
-        console.print(t)
+        console.print(keep_whole(t))
 
 
 def launch(
@@ -223,7 +224,7 @@ def jobs(store: StoreOpt = None, as_json: JsonOpt = False) -> None:
             f"{r.created_at:%Y-%m-%d %H:%M}",
             ", ".join(r.run_ids) or "-",
         )
-    console.print(t)
+    console.print(keep_whole(t))
 
 
 def _print_job(status: JobStatus) -> None:
@@ -252,7 +253,7 @@ def _print_job(status: JobStatus) -> None:
             p.reason,
             str(job_dir / p.dir),
         )
-    console.print(t)
+    console.print(keep_whole(t))
     for note in r.notes:
         console.print(f"note: {note}", highlight=False)
 

@@ -47,6 +47,11 @@ def test_analyze_csv_and_table(store: Store) -> None:
     assert len(rows) == 10 and rows[0]["verdict"] in {"frontier", "dominated"}
     code, out, _ = _run("analyze", "--run", "kimi", "--store", str(store.root))
     assert code == 0 and "frontier 3, dominated 7, post_cliff 0, invalid 0" in out
+    header = next(line for line in out.splitlines() if "run_id" in line)
+    assert [c.strip() for c in header.strip("┃ ").split("┃")] == [
+        "run_id", "arm_label", "isl", "osl", "conc", "median_intvty", "tput_per_gpu", "verdict",
+        "on_arm_frontier", "reason",
+    ]  # fmt: skip
 
 
 def test_prune_formats(store: Store) -> None:

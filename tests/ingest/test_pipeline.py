@@ -183,3 +183,17 @@ def test_cli_ingest_json_and_exit_codes(tmp_path: Path) -> None:
     }
     runs = json.loads(CliRunner().invoke(app, ["runs", "--store", store, "--json"]).stdout)
     assert runs[0]["run_id"] == "r" and runs[0]["point_count"] == 3 and runs[0]["reject_count"] == 1
+
+
+def test_cli_runs_table_keeps_long_run_ids_whole(tmp_path: Path) -> None:
+    # CliRunner's output is not a terminal: rich lays the table out in 80 columns, where the
+    # title and branch columns squeeze; the run id a user copies into --run must stay whole.
+    run_id = "minimax-m2.5-tep8-vs-dep8-isl1k-32k-sweep"
+    store = str(tmp_path / "s")
+    ok = CliRunner().invoke(
+        app, ["ingest", str(_run_dir(tmp_path)), "--run-id", run_id, "--store", store]
+    )
+    assert ok.exit_code == 0, ok.output
+    table = CliRunner().invoke(app, ["runs", "--store", store]).stdout
+    assert max(len(line) for line in table.splitlines()) <= 80
+    assert run_id in table
