@@ -104,8 +104,8 @@ class PointRecord(BaseModel):
     dir: str
     result_files: list[str] = []
     ingested: bool = False
-    rows_accepted: int = 0
-    rows_duplicate: int = 0
+    rows_accepted: int = 0  # the point's rows in the store after its ingest
+    rows_duplicate: int = 0  # of those, rows already stored (an interrupted earlier ingest)
     rows_rejected: int = 0
     handle: dict[str, str] = {}
 

@@ -157,8 +157,11 @@ def _ingest_finished(table: JobTable, backend: Backend, job: JobRecord) -> JobRe
                     run_meta=run_meta(job, in_progress=True),
                 )
             if report is not None:
+                # A worker killed after the store write and before the record update ingests the
+                # point again on resume: its rows are then duplicates, but they are the point's
+                # rows in the store all the same.
                 counts = {
-                    "rows_accepted": report.accepted,
+                    "rows_accepted": report.accepted + report.duplicates,
                     "rows_duplicate": report.duplicates,
                     "rows_rejected": len(report.rejected),
                 }

@@ -13,10 +13,12 @@ from pydantic import SecretStr
 from ingest.store import Store
 from paretolens.settings import Settings
 from runner import service
+from runner.backends.base import BackendContext
 from runner.errors import JobBusy, JobNotFound, LaunchRefused, PlanError
 from runner.jobs import JobRecord, JobState, JobTable, PointState
 from runner.plan import parse_plan
 from runner.service import Caller
+from runner.worker import _ingest_finished, make_backend
 from tests.runner.support import FakeSettings, serve_commands
 
 PLAN: dict[str, Any] = {
@@ -200,3 +202,26 @@ def test_final_states() -> None:
     assert rec(PointState.SUCCEEDED, PointState.CANCELLED).final_state() == JobState.CANCELLED
     assert rec(PointState.SUCCEEDED, cancel_requested=True).final_state() == JobState.CANCELLED
     assert rec(PointState.SUCCEEDED, error="dispatch refused").final_state() == JobState.FAILED
+
+
+def test_a_point_ingested_again_after_a_crash_keeps_its_row_count(store: Store) -> None:
+    # The worker can die after the store write and before the record says so; the resumed
+    # worker ingests the point again, finds its row already stored, and still reports 1 row.
+    job_id = service.launch(
+        parse_plan(PLAN), "local", store, FakeSettings(), caller=Caller.CLI, poll_s=0.1
+    )
+    st = service.wait_job(store, job_id, timeout_s=60, poll_s=0.1)
+    assert st.state == JobState.SUCCEEDED
+    pid = st.record.points[0].point_id
+    stored = store.points([st.record.run_id]).height
+    table = JobTable(store)
+
+    def forget(r: JobRecord) -> None:
+        p = r.point(pid)
+        p.ingested, p.rows_accepted = False, 0
+
+    job = table.update(job_id, forget)
+    backend = make_backend(job.backend, BackendContext(store, table, None))
+    p = _ingest_finished(table, backend, job).point(pid)
+    assert (p.ingested, p.rows_accepted, p.rows_duplicate, p.rows_rejected) == (True, 1, 1, 0)
+    assert store.points([st.record.run_id]).height == stored  # nothing doubled
