@@ -45,7 +45,6 @@ __all__ = [
     "frontier_lines",
     "frontier_mask",
     "judge",
-    "oriented",
 ]
 
 
@@ -76,11 +75,6 @@ class FrontierResult(LazyFrontiers):
 def arm_columns(by: Sequence[str]) -> tuple[str, ...]:
     """The columns that identify an arm inside a comparison group (group + run + arm id)."""
     return tuple(dict.fromkeys([*by, Col.RUN_ID, Col.ARM_ID]))
-
-
-def oriented(values: FloatArray, metric: str) -> FloatArray:
-    """Values flipped so that bigger is better (negated when the schema says lower is better)."""
-    return values if better(metric) == "higher" else -values
 
 
 def axis_problems(points: pl.DataFrame, x: str, y: str) -> pl.Series:
