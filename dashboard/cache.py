@@ -50,10 +50,6 @@ class LRU:
 
 def file_version(path: Path) -> tuple[str, int, int]:
     """A file's name, mtime and size (zeros when it does not exist)."""
-    return _stat(path)
-
-
-def _stat(path: Path) -> tuple[str, int, int]:
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -70,4 +66,4 @@ def store_version(store: Store, run_ids: Sequence[str] | None) -> tuple[Any, ...
         )
     else:
         files.extend(store.points_dir / f"run={run_key(r)}.parquet" for r in run_ids)
-    return tuple(_stat(f) for f in files)
+    return tuple(file_version(f) for f in files)
