@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from analysis.codes import dense_codes, gather, nullable, nulls_last_key, take
+from analysis.codes import dense_codes, gather, nullable, nulls_last_key, spread, take
 from analysis.dominance import BoolArray, FloatArray, IntArray, dense, order_by
 from analysis.pareto import arm_columns
 from ingest.schema import DEFAULT_GROUP, Col, better
@@ -120,9 +120,7 @@ class ArmCliffs:
 
     def evidence_at(self, n: int) -> pl.Series:
         """The evidence as a full-length column (null where not post-cliff)."""
-        idx = np.full(n, -1, dtype=np.int64)
-        idx[np.flatnonzero(self.post)] = np.arange(len(self.evidence))
-        return take(self.evidence, idx)
+        return spread(self.evidence, np.flatnonzero(self.post), n)
 
 
 def cliff_frame(points: pl.DataFrame, params: CliffParams) -> pl.DataFrame:

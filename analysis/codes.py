@@ -111,3 +111,10 @@ def take(values: pl.Series, idx: IntArray) -> pl.Series:
     if len(values) == 0:
         return pl.Series(values.name, [None] * len(idx), dtype=values.dtype)
     return values.gather(nullable("", idx, idx < 0))
+
+
+def spread(values: pl.Series, at: IntArray, n: int) -> pl.Series:
+    """An n-row column holding values[i] at row at[i] and null elsewhere."""
+    idx = np.full(n, -1, dtype=np.int64)
+    idx[at] = np.arange(len(at))
+    return take(values, idx)

@@ -17,7 +17,7 @@ import polars as pl
 import pyarrow as pa
 from polars import CompatLevel
 
-from analysis.codes import dense_codes, gather, key_ranks, take
+from analysis.codes import dense_codes, gather, key_ranks, spread
 from analysis.dominance import (
     BoolArray,
     FloatArray,
@@ -80,8 +80,6 @@ def arm_columns(by: Sequence[str]) -> tuple[str, ...]:
 def axis_problems(points: pl.DataFrame, x: str, y: str) -> pl.Series:
     """Why each row cannot go on the x/y plane (null when it can), e.g. 'missing p90_ttft'."""
     bad = np.flatnonzero(points.select(axis_unusable(x, y)).to_series().to_numpy())
-    idx = np.full(points.height, -1, dtype=np.int64)
-    idx[bad] = np.arange(len(bad))
     exprs = []
     for col in dict.fromkeys([x, y]):
         v = pl.col(col).cast(pl.Float64)
@@ -96,7 +94,7 @@ def axis_problems(points: pl.DataFrame, x: str, y: str) -> pl.Series:
     joined = pl.concat_str(exprs, separator="; ", ignore_nulls=True)
     # the strings are built for the unusable rows only
     reasons = gather(points.select(*dict.fromkeys([x, y])), bad).select(joined).to_series()
-    return take(reasons, idx).alias("excluded_reason")
+    return spread(reasons, bad, points.height).alias("excluded_reason")
 
 
 def axis_unusable(x: str, y: str) -> pl.Expr:

@@ -17,7 +17,7 @@ import numpy.typing as npt
 import polars as pl
 
 from analysis.cliff import CliffParams, arm_cliffs, cliff_frame
-from analysis.codes import dense_codes, gather, key_ranks, nulls_last_key, take
+from analysis.codes import dense_codes, gather, key_ranks, nulls_last_key, spread
 from analysis.dominance import BoolArray, IntArray, dense, order_by
 from analysis.pareto import (
     ArmSets,
@@ -255,8 +255,6 @@ def _judge_rows(
     cl = arm_cliffs(gather(cliff_frame(points, cliff), v_rows), arm, cliff, t_rank)
     post = np.zeros(n, dtype=np.bool_)
     post[seq] = cl.post
-    knee_at = np.full(n, -1, dtype=np.int64)
-    knee_at[seq] = np.arange(len(seq))
     # dominance, on the rest
     judged = np.flatnonzero(~invalid & ~post)
     rows = order[judged]
@@ -272,7 +270,7 @@ def _judge_rows(
         invalid_at=np.flatnonzero(invalid),
         post_at=seq[cl.post],
         evidence=cl.evidence,
-        knee=take(cl.knee_conc, knee_at).alias("knee_conc"),
+        knee=spread(cl.knee_conc, seq, n).alias("knee_conc"),
         judged_at=judged,
         judged_rows=rows,
         judgement=j,
