@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -31,8 +32,12 @@ from analysis.dominance import (
 from analysis.polylines import Frontier, FrontierLines, LazyFrontiers, LineSet, PolylineColumns
 from ingest.schema import DEFAULT_GROUP, Col, better
 
+if TYPE_CHECKING:
+    from polars.expr.whenthen import ChainedThen, Then
+
 __all__ = [
     "ArmSets",
+    "Check",
     "Frontier",
     "FrontierResult",
     "Judgement",
@@ -42,6 +47,7 @@ __all__ = [
     "axis_unusable",
     "compute_frontiers",
     "dominated_lists",
+    "first_reason",
     "frontier_lines",
     "frontier_mask",
     "judge",
@@ -80,18 +86,9 @@ def arm_columns(by: Sequence[str]) -> tuple[str, ...]:
 def axis_problems(points: pl.DataFrame, x: str, y: str) -> pl.Series:
     """Why each row cannot go on the x/y plane (null when it can), e.g. 'missing p90_ttft'."""
     bad = np.flatnonzero(points.select(axis_unusable(x, y)).to_series().to_numpy())
-    exprs = []
-    for col in dict.fromkeys([x, y]):
-        v = pl.col(col).cast(pl.Float64)
-        exprs.append(
-            pl.when(v.is_null() | v.is_nan())
-            .then(pl.lit(f"missing {col}"))
-            .when(v.is_infinite())
-            .then(pl.lit(f"non-finite {col}"))
-            .when(v <= 0)
-            .then(pl.format(f"non-positive {col} ({{}})", v))
-        )
-    joined = pl.concat_str(exprs, separator="; ", ignore_nulls=True)
+    joined = pl.concat_str(
+        [first_reason(checks) for checks in _axis_checks(x, y)], separator="; ", ignore_nulls=True
+    )
     # the strings are built for the unusable rows only
     reasons = gather(points.select(*dict.fromkeys([x, y])), bad).select(joined).to_series()
     return spread(reasons, bad, points.height).alias("excluded_reason")
@@ -99,11 +96,35 @@ def axis_problems(points: pl.DataFrame, x: str, y: str) -> pl.Series:
 
 def axis_unusable(x: str, y: str) -> pl.Expr:
     """True where a row cannot go on the x/y plane (where `axis_problems` names a reason)."""
-    conds = []
+    conds = [cond for checks in _axis_checks(x, y) for cond, _ in checks]
+    return pl.any_horizontal(conds).fill_null(False)
+
+
+Check = tuple[pl.Expr, pl.Expr]  # (condition, the reason it gives when it holds)
+
+
+def _axis_checks(x: str, y: str) -> list[list[Check]]:
+    """Per axis column, its checks in order (the first that holds is the column's reason)."""
+    out = []
     for col in dict.fromkeys([x, y]):
         v = pl.col(col).cast(pl.Float64)
-        conds += [v.is_null() | v.is_nan(), v.is_infinite(), v <= 0]
-    return pl.any_horizontal(conds).fill_null(False)
+        out.append(
+            [
+                (v.is_null() | v.is_nan(), pl.lit(f"missing {col}")),
+                (v.is_infinite(), pl.lit(f"non-finite {col}")),
+                (v <= 0, pl.format(f"non-positive {col} ({{}})", v)),
+            ]
+        )
+    return out
+
+
+def first_reason(checks: Sequence[Check]) -> pl.Expr:
+    """The reason of the first check that holds (null when none does)."""
+    (cond, reason), *rest = checks
+    expr: Then | ChainedThen = pl.when(cond).then(reason)
+    for cond, reason in rest:
+        expr = expr.when(cond).then(reason)
+    return expr
 
 
 def frontier_mask(

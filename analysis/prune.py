@@ -21,11 +21,13 @@ from analysis.codes import dense_codes, gather, key_ranks, nulls_last_key, sprea
 from analysis.dominance import BoolArray, IntArray, dense, order_by
 from analysis.pareto import (
     ArmSets,
+    Check,
     Judgement,
     PolylineColumns,
     axis_problems,
     axis_unusable,
     dominated_lists,
+    first_reason,
     frontier_lines,
     judge,
 )
@@ -126,15 +128,10 @@ class Analysis(LazyFrontiers):
 
 def invalid_reasons(points: pl.DataFrame, x: str, y: str, max_error_rate: float) -> pl.Series:
     """Why each row is invalid (null when it is valid)."""
-    err = pl.col(Col.ERROR_RATE)
-    ok = pl.col(Col.NUM_REQUESTS_SUCCESSFUL)
     rules = pl.concat_str(
         [
             pl.lit(axis_problems(points, x, y)),
-            pl.when(err > max_error_rate).then(
-                pl.format(f"error rate {{}} > {max_error_rate:g}", err.round(3))
-            ),
-            pl.when(ok == 0).then(pl.lit("no successful requests")),
+            *(first_reason([check]) for check in _run_checks(max_error_rate)),
         ],
         separator="; ",
         ignore_nulls=True,
@@ -144,13 +141,19 @@ def invalid_reasons(points: pl.DataFrame, x: str, y: str, max_error_rate: float)
 
 def invalid_mask(points: pl.DataFrame, x: str, y: str, max_error_rate: float) -> BoolArray:
     """True where `invalid_reasons` names a reason (without building the strings)."""
-    bad = pl.any_horizontal(
-        axis_unusable(x, y),
-        pl.col(Col.ERROR_RATE) > max_error_rate,
-        pl.col(Col.NUM_REQUESTS_SUCCESSFUL) == 0,
-    ).fill_null(False)
+    conds = [cond for cond, _ in _run_checks(max_error_rate)]
+    bad = pl.any_horizontal(axis_unusable(x, y), *conds).fill_null(False)
     mask: BoolArray = points.select(bad).to_series().to_numpy()
     return mask
+
+
+def _run_checks(max_error_rate: float) -> list[Check]:
+    """The checks of how a point's benchmark went (each names its own reason)."""
+    err = pl.col(Col.ERROR_RATE)
+    return [
+        (err > max_error_rate, pl.format(f"error rate {{}} > {max_error_rate:g}", err.round(3))),
+        (pl.col(Col.NUM_REQUESTS_SUCCESSFUL) == 0, pl.lit("no successful requests")),
+    ]
 
 
 # verdict codes (index into _VERDICTS)
