@@ -255,12 +255,8 @@ def _derive(row: Row) -> None:
     for col, default in _DEFAULTS.items():
         if row.get(col) is None:
             row[col] = default
-    if row.get(Col.HW_LABEL) and not row.get(Col.HW):
-        row[Col.HW] = canonical_hw(str(row[Col.HW_LABEL]))
-    if row.get(Col.HW) and not row.get(Col.HW_LABEL):
-        row[Col.HW_LABEL] = row[Col.HW]
-    if row.get(Col.HW):
-        row[Col.HW] = canonical_hw(str(row[Col.HW]))
+    if row.get(Col.HW_LABEL) or row.get(Col.HW):
+        row[Col.HW_LABEL], row[Col.HW] = _hw_pair(row.get(Col.HW_LABEL), row.get(Col.HW))
     if row.get(Col.NUM_GPUS) is None:
         pre, dec = row.get(Col.PREFILL_GPUS), row.get(Col.DECODE_GPUS)
         if pre is not None and dec is not None:
@@ -678,26 +674,18 @@ def _plan(present: frozenset[str]) -> _Plan:
             & _c(Col.OUTPUT_TPUT).is_not_null()
         )
         live.add(str(Col.TOTAL_TPUT))
+        summed_total = (
+            pl.when(summed)
+            .then(_c(Col.INPUT_TPUT) + _c(Col.OUTPUT_TPUT))
+            .otherwise(_c(Col.TOTAL_TPUT))
+            .alias(str(Col.TOTAL_TPUT))
+        )
         if not has(Col.NUM_GPUS):
-            stages.append(
-                [
-                    pl.when(summed)
-                    .then(_c(Col.INPUT_TPUT) + _c(Col.OUTPUT_TPUT))
-                    .otherwise(_c(Col.TOTAL_TPUT))
-                    .alias(str(Col.TOTAL_TPUT))
-                ]
-            )
+            stages.append([summed_total])
         else:
             live.add(str(Col.TPUT_PER_GPU))
-            stages.append(
-                [
-                    pl.when(summed)
-                    .then(_c(Col.INPUT_TPUT) + _c(Col.OUTPUT_TPUT))
-                    .otherwise(_c(Col.TOTAL_TPUT))
-                    .alias(str(Col.TOTAL_TPUT)),
-                    (summed & known & _c(Col.TPUT_PER_GPU).is_null()).alias("__per_from_sum"),
-                ]
-            )
+            per_from_sum = summed & known & _c(Col.TPUT_PER_GPU).is_null()
+            stages.append([summed_total, per_from_sum.alias("__per_from_sum")])
             stages.append(
                 [
                     pl.when(pl.col("__per_from_sum"))
