@@ -177,14 +177,6 @@ def customdata_exprs(rows: pl.DataFrame, compact: bool = False) -> list[pl.Expr]
     return [e.alias(f"c{i}") for i, e in enumerate(fields)]
 
 
-CUSTOMDATA_FIELDS = 10
-
-
-def customdata(rows: pl.DataFrame, compact: bool = False) -> list[tuple[str, ...]]:
-    """Hover fields of each row, escaped (see `customdata_exprs`)."""
-    return rows.select(customdata_exprs(rows, compact)).rows()
-
-
 def _symbol_expr(run_index: dict[str, int]) -> pl.Expr:
     base = pl.col(Col.RUN_ID).replace_strict(
         {r: RUN_SYMBOLS[i % len(RUN_SYMBOLS)] for r, i in run_index.items()},
@@ -219,13 +211,14 @@ def point_fields(
     `verdict`, `symbol`, `customdata` (tuples, see `customdata_exprs`), `label` (with `labels`)
     and the `extra` columns as they are. Traces then pick rows by index (`fields_trace`)."""
     exprs = [pl.col("x"), pl.col("y"), pl.col("verdict"), _symbol_expr(run_index).alias("symbol")]
-    exprs += customdata_exprs(rows, compact)
+    hover_exprs = customdata_exprs(rows, compact)
+    exprs += hover_exprs
     if labels:
         exprs.append(_label_expr(labels).alias("label"))
     exprs += [pl.col(c).alias(f"extra:{c}") for c in extra]
     out = rows.select(exprs)
     cols = {c: out.get_column(c).to_list() for c in out.columns}
-    hover = [cols.pop(f"c{i}") for i in range(CUSTOMDATA_FIELDS)]
+    hover = [cols.pop(f"c{i}") for i in range(len(hover_exprs))]
     cols["customdata"] = list(zip(*hover, strict=True)) if rows.height else []
     for c in extra:
         cols[c] = cols.pop(f"extra:{c}")
