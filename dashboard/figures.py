@@ -7,7 +7,7 @@ because a legend of hundreds of arms helps nobody (filter by arm to get one back
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import polars as pl
@@ -211,10 +211,15 @@ def _nothing_drawn(plane: pl.DataFrame, x: str, y: str) -> str:
     return "no points to draw for these filters"
 
 
-def _series(f: Fields) -> dict[tuple[Any, Any], list[int]]:
+def _series(f: Fields) -> dict[Any, list[int]]:
     """Row indices of each (arm, run) series, in order of first appearance."""
-    out: dict[tuple[Any, Any], list[int]] = {}
-    for i, key in enumerate(zip(f[Col.ARM_ID], f[Col.RUN_ID], strict=True)):
+    return _positions(zip(f[Col.ARM_ID], f[Col.RUN_ID], strict=True))
+
+
+def _positions(keys: Iterable[Any]) -> dict[Any, list[int]]:
+    """The indices at which each key occurs, keys in order of first appearance."""
+    out: dict[Any, list[int]] = {}
+    for i, key in enumerate(keys):
         out.setdefault(key, []).append(i)
     return out
 
@@ -239,9 +244,7 @@ def _dense(
         ys.extend([*fr.ys, None])
     for color, (xs, ys) in by_color.items():
         out.append(line_trace(xs, ys, name="arm frontiers", color=color, width=1.2, opacity=0.6))
-    by_verdict: dict[Any, list[int]] = {}
-    for i, v in enumerate(f["verdict"]):
-        by_verdict.setdefault(v, []).append(i)
+    by_verdict = _positions(f["verdict"])
     arms = f[Col.ARM_ID]
     for verdict in VERDICTS:
         ix = by_verdict.get(verdict)
