@@ -26,6 +26,7 @@ from collections.abc import Iterable
 import flask
 from dash.fingerprint import check_fingerprint
 from flask_compress import Compress
+from werkzeug.http import parse_accept_header
 
 from dashboard.cache import LRU
 
@@ -52,22 +53,9 @@ def _compress(data: bytes, encoding: str) -> bytes:
 
 
 def accepted(header: str, offered: Iterable[str]) -> str | None:
-    """The offered encoding a client's Accept-Encoding prefers (None: identity only)."""
-    quality: dict[str, float] = {}
-    for part in header.lower().split(","):
-        name, _, params = part.strip().partition(";")
-        q = 1.0
-        if params.strip().startswith("q="):
-            try:
-                q = float(params.strip()[2:])
-            except ValueError:
-                q = 0.0
-        quality[name.strip()] = q
-    best, best_q = None, 0.0
-    for enc in offered:
-        q = quality.get(enc, quality.get("*", 0.0))
-        if q > best_q:
-            best, best_q = enc, q
+    """The offered encoding a client's Accept-Encoding prefers (None: identity only); q-values
+    rule, then the order of `offered` (werkzeug's parser: q=0 and malformed items accept nothing)."""
+    best: str | None = parse_accept_header(header).best_match(tuple(offered))
     return best
 
 
