@@ -27,7 +27,7 @@ import polars as pl
 import pyarrow as pa
 
 from ingest.errors import SchemaError
-from ingest.schema import ARM_KEY, LATENCIES, POINTS_SCHEMA, SPECS, STATS, Col
+from ingest.schema import ARM_KEY, LATENCIES, SPECS, STATS, Col, polars_schema
 
 Row = dict[str, Any]
 
@@ -411,7 +411,7 @@ def normalize(
 
 # ---- the batch path ---------------------------------------------------------------------------
 
-_POLARS: pl.Schema = pl.from_arrow(POINTS_SCHEMA.empty_table()).schema  # type: ignore[union-attr]
+_POLARS: pl.Schema = polars_schema()
 _ORDER: tuple[str, ...] = tuple(_POLARS)
 # Set by the pipeline or derived here last; a reader that sets one takes the one-row path.
 NOT_FROM_READERS = frozenset(
