@@ -59,9 +59,14 @@ class Fields:
 
     def _get(self, key: str, required: bool) -> Any:
         value = self.obj.get(key)
-        if value is None and required:
-            raise self.error(key, "required field is missing or null")
+        if value is None:
+            self._absent(key, required)
         return value
+
+    def _absent(self, key: str, required: bool) -> None:
+        """An absent or null field: an error when it is required."""
+        if required:
+            raise self.error(key, "required field is missing or null")
 
     def num(self, key: str, *, required: bool = False) -> float | None:
         """A finite number as float (ints accepted: InferenceX writes integral floats as ints)."""
@@ -70,8 +75,7 @@ class Fields:
         if type(value) is float and value - value == 0.0:
             return value
         if value is None:
-            if required:
-                raise self.error(key, "required field is missing or null")
+            self._absent(key, required)
             return None
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.error(key, f"expected a number, got {_kind(value)} {value!r:.60}")
@@ -89,8 +93,7 @@ class Fields:
         if type(value) is int and -_INT_LIMIT < value < _INT_LIMIT:
             return value
         if value is None:
-            if required:
-                raise self.error(key, "required field is missing or null")
+            self._absent(key, required)
             return None
         if isinstance(value, float) and math.isfinite(value) and value == int(value):
             value = int(value)
@@ -117,8 +120,7 @@ class Fields:
         if type(value) is str:
             return value
         if value is None:
-            if required:
-                raise self.error(key, "required field is missing or null")
+            self._absent(key, required)
             return None
         if not isinstance(value, str):
             raise self.error(key, f"expected a string, got {_kind(value)} {value!r:.60}")
@@ -130,8 +132,7 @@ class Fields:
         if type(value) is bool:
             return value
         if value is None:
-            if required:
-                raise self.error(key, "required field is missing or null")
+            self._absent(key, required)
             return None
         if isinstance(value, bool):
             return value
