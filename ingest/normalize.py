@@ -97,6 +97,7 @@ _NON_NEGATIVE: tuple[str, ...] = tuple(
     str(c) for c, s in SPECS.items() if s.group in _NON_NEGATIVE_GROUPS and _KIND[c] == _FLOAT
 )
 _HASH_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
+_REQUEST_RATE = str(Col.REQUEST_RATE)
 
 
 def canonical_hw(label: str) -> str:
@@ -132,6 +133,9 @@ def _coerce(col: str, value: Any) -> Any:
             raise SchemaError(col, f"expected a number, got {type(value).__name__} {value!r}")
         f = float(value)
         if not math.isfinite(f):
+            # An infinite request rate is vLLM's "every request at once" (request_rate: inf).
+            if col == _REQUEST_RATE and f == math.inf:
+                return f
             raise SchemaError(col, f"expected a finite number, got {value!r}")
         return f
     if kind == _INT:
@@ -191,8 +195,14 @@ def _hash(*parts: Any) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def _point_id(run_id: Any, arm: Any, conc: Any, source_path: Any) -> str:
-    """`_hash(run_id, arm, conc, source_path)`; the JSON text built directly for the usual types."""
+def _point_id(run_id: Any, arm: Any, conc: Any, source_path: Any, request_rate: Any = None) -> str:
+    """`_hash(run_id, arm, conc, source_path)`; the JSON text built directly for the usual types.
+
+    A point identified by its request rate hashes the rate too (`conc` is null there), so the
+    points of one request-rate sweep file get distinct ids.
+    """
+    if request_rate is not None:
+        return _hash(run_id, arm, conc, source_path, repr(float(request_rate)))
     if type(run_id) is str and type(arm) is str and type(conc) is int and type(source_path) is str:
         text = f"[{_json_str(run_id)}, {_json_str(arm)}, {int.__repr__(conc)}, {_json_str(source_path)}]"
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -322,11 +332,17 @@ def _derive(row: Row) -> None:
 
 
 def _check(row: Row) -> None:
-    for col in (Col.CONC,):
-        if row.get(col) is None:
-            raise SchemaError(col, "required: the concurrency of the point was not found")
-        if row[col] <= 0:
-            raise SchemaError(col, f"expected a positive concurrency, got {row[col]}")
+    if row.get(Col.CONC) is None and row.get(Col.REQUEST_RATE) is None:
+        raise SchemaError(
+            Col.CONC,
+            "required: the load of the point was not found: neither a concurrency (conc, "
+            "max_concurrency) nor a request rate (request_rate); see docs/formats.md, 'Load'",
+        )
+    if row.get(Col.CONC) is not None and row[Col.CONC] <= 0:
+        raise SchemaError(Col.CONC, f"expected a positive concurrency, got {row[Col.CONC]}")
+    rate = row.get(Col.REQUEST_RATE)
+    if rate is not None and not rate > 0:
+        raise SchemaError(Col.REQUEST_RATE, f"expected a positive request rate, got {rate}")
     if all(row.get(c) is None for c in _POSITIVE):
         raise SchemaError(
             Col.TPUT_PER_GPU, "no throughput found (need a per-GPU, total or output throughput)"
@@ -405,7 +421,9 @@ def normalize(
     _check(row)
     row[Col.ARM_ID] = arm_id(row)
     row[Col.ARM_LABEL] = arm_label(row)
-    row[Col.POINT_ID] = _point_id(run_id, row[Col.ARM_ID], row[Col.CONC], source_path)
+    row[Col.POINT_ID] = _point_id(
+        run_id, row[Col.ARM_ID], row[Col.CONC], source_path, row[Col.REQUEST_RATE]
+    )
     return {str(k): v for k, v in row.items()}
 
 
@@ -767,7 +785,10 @@ def _checks(live: set[str]) -> list[pl.Expr]:
 
     out: list[pl.Expr] = []
     conc = _c(Col.CONC) if str(Col.CONC) in live else pl.lit(None, dtype=pl.Int64)
+    # A request-rate point (conc null) takes the row path, which checks its rate.
     out.append(conc.is_null() | (conc <= 0))
+    if _REQUEST_RATE in live:
+        out.append((_c(Col.REQUEST_RATE) <= 0).fill_null(False))
     positive = cols(_POSITIVE)
     if not positive:
         return [pl.lit(True)]
@@ -931,14 +952,18 @@ def _identified(
     run = _json_str(run_id) if type(run_id) is str else None
     ids: list[str] = []
     sha256 = hashlib.sha256
-    for arm, conc, path in zip(
+    rates = (
+        good.get_column(_REQUEST_RATE).to_list() if _REQUEST_RATE in live else [None] * good.height
+    )
+    for arm, conc, path, rate in zip(
         arms,
         good.get_column(str(Col.CONC)).to_list(),
         good.get_column(str(Col.SOURCE_PATH)).to_list(),
+        rates,
         strict=True,
     ):
-        if run is None or type(conc) is not int or type(path) is not str:
-            ids.append(_point_id(run_id, arm, conc, path))
+        if run is None or type(conc) is not int or type(path) is not str or rate is not None:
+            ids.append(_point_id(run_id, arm, conc, path, rate))
             continue
         head = heads.get(arm)
         if head is None:

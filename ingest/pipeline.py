@@ -22,7 +22,7 @@ import polars as pl
 from ingest.artifacts import Collected, Unit, collect
 from ingest.errors import ParseError, SchemaError
 from ingest.normalize import normalize_batch
-from ingest.readers.base import ReadResult, SourceFile
+from ingest.readers.base import JsonDocs, ReadResult, SourceFile
 from ingest.readers.registry import file_readers, unit_readers
 from ingest.schema import Col, RejectCol, RunCol, SeriesCol, empty_points
 from ingest.store import Store
@@ -104,9 +104,6 @@ def parse_json(src: SourceFile) -> Any:
     if head[:1] not in (b"{", b"["):
         return None
     text = src.text()
-    # JSON Lines files are left to their readers.
-    if src.name.endswith(".jsonl"):
-        return None
     try:
         # json.loads with these hooks, without building a decoder per file.
         if text.startswith("\ufeff"):
@@ -114,9 +111,50 @@ def parse_json(src: SourceFile) -> Any:
         doc = _STRICT_JSON.decode(text)
     except RecursionError as exc:
         raise ParseError(src.rel, "", "JSON nested too deeply") from exc
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            # Several documents: JSON Lines, or results appended with --append-result.
+            return _json_docs(src, text)
+        raise ParseError(src.rel, "", f"invalid JSON: {exc}") from exc
     except ValueError as exc:
         raise ParseError(src.rel, "", f"invalid JSON: {exc}") from exc
+    if src.name.endswith(".jsonl"):
+        return JsonDocs((doc,), (1,))
     return doc
+
+
+def _json_docs(src: SourceFile, text: str) -> JsonDocs:
+    """Every JSON document of a multi-document file, each parsed as strictly as one document.
+
+    Raises:
+        ParseError: naming the line of the first document that is not valid JSON.
+    """
+    docs: list[Any] = []
+    lines: list[int] = []
+    pos, n = 0, len(text)
+    line = 1
+    while True:
+        start = pos
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        line += text.count("\n", start, pos)
+        if pos >= n:
+            break
+        try:
+            doc, end = _STRICT_JSON.raw_decode(text, pos)
+        except RecursionError as exc:
+            raise ParseError(src.rel, f"line {line}", "JSON nested too deeply") from exc
+        except ValueError as exc:
+            raise ParseError(
+                src.rel,
+                f"line {line}",
+                f"invalid JSON in document {len(docs) + 1} of a multi-document file: {exc}",
+            ) from exc
+        docs.append(doc)
+        lines.append(line)
+        line += text.count("\n", pos, end)
+        pos = end
+    return JsonDocs(tuple(docs), tuple(lines))
 
 
 # What a reader bug raises: the file is rejected with the exception as its reason instead of the

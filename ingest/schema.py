@@ -44,6 +44,9 @@ class Col(StrEnum):
     ISL = "isl"
     OSL = "osl"
     CONC = "conc"
+    REQUEST_RATE = "request_rate"
+    REPEATS = "repeats"
+    REPEAT_SPREAD = "repeat_tput_spread"
     # topology
     TP = "tp"
     PP = "pp"
@@ -153,6 +156,7 @@ class Col(StrEnum):
     AVG_POWER_W = "avg_power_w"
     # configuration detail and derived identity
     SERVER_FLAGS = "server_flags"
+    METADATA = "metadata"
     WARNINGS = "warnings"
     ARM_ID = "arm_id"
     ARM_LABEL = "arm_label"
@@ -227,7 +231,8 @@ COLUMNS: tuple[ColumnSpec, ...] = (
         Col.POINT_ID,
         _S,
         "",
-        "stable id of the point: hash of run_id, arm_id, conc and source_path",
+        "stable id of the point: hash of run_id, arm_id, conc, source_path (and request_rate "
+        "when the point has one)",
         None,
         "identity",
     ),
@@ -348,9 +353,37 @@ COLUMNS: tuple[ColumnSpec, ...] = (
         Col.CONC,
         _I,
         "requests",
-        "client concurrency (max_concurrency; users for agentic)",
+        "client concurrency (max_concurrency; users for agentic); null when the point is "
+        "identified by its request_rate instead",
         None,
         "identity",
+    ),
+    ColumnSpec(
+        Col.REQUEST_RATE,
+        _F,
+        "req/s",
+        "offered request rate of a request-rate sweep (vLLM --request-rate; inf = every request "
+        "at once); null when the point is identified by conc. A point's load coordinate is conc, "
+        "else request_rate",
+        None,
+        "identity",
+    ),
+    ColumnSpec(
+        Col.REPEATS,
+        _I,
+        "runs",
+        "how many repeated runs of the same configuration and load this point summarises "
+        "(vLLM bench sweep run=N files; null for a single run). Its metrics are the repeats' mean",
+        None,
+        "identity",
+    ),
+    ColumnSpec(
+        Col.REPEAT_SPREAD,
+        _F,
+        "fraction",
+        "spread of total throughput across the repeats: (max - min) / mean",
+        None,
+        "requests",
     ),
     ColumnSpec(
         Col.TP,
@@ -663,6 +696,15 @@ COLUMNS: tuple[ColumnSpec, ...] = (
         _S,
         "",
         "server command-line flags as a JSON object (from vllm_command.txt), for confound listing",
+        None,
+        "config",
+    ),
+    ColumnSpec(
+        Col.METADATA,
+        _S,
+        "",
+        "what the result file says about the point beyond the canonical columns, as a JSON "
+        "object: vLLM --metadata key=value pairs, bench sweep parameters, individual repeat runs",
         None,
         "config",
     ),

@@ -89,8 +89,21 @@ class ReadResult:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class JsonDocs:
+    """A file holding several JSON documents, one after another (JSON Lines, or vLLM's
+    `--append-result`, which appends one result object per line to the same file).
+
+    `docs[i]` is the i-th document and `lines[i]` the 1-based line it starts on.
+    """
+
+    docs: tuple[Any, ...]
+    lines: tuple[int, ...]
+
+
 class FileReader(Protocol):
-    """Reads one file. `doc` is the parsed JSON when the file is JSON, else None."""
+    """Reads one file. `doc` is the parsed JSON when the file is one JSON document, a `JsonDocs`
+    when it is several (JSON Lines, appended results), else None."""
 
     name: str
 
