@@ -246,7 +246,30 @@ def run_banner(
             )
         )
     children: list[Any] = [html.Div(facts, className="banner-facts")]
+    ignored = rejects.filter(pl.col(RejectCol.OUTCOME).fill_null("rejected") == "ignored")
+    rejects = rejects.filter(pl.col(RejectCol.OUTCOME).fill_null("rejected") != "ignored")
     n = rejects.height
+    if ignored.height:
+        children.append(
+            html.Details(
+                [
+                    html.Summary(
+                        f"{ignored.height} file{'s' if ignored.height != 1 else ''} read with "
+                        "nothing to store — show why"
+                    ),
+                    html.Ul(
+                        [
+                            html.Li(
+                                [html.Code(str(r[RejectCol.PATH])), f" — {r[RejectCol.REASON]}"]
+                            )
+                            for r in ignored.iter_rows(named=True)
+                        ],
+                        className="rejects",
+                    ),
+                ],
+                className="banner-ignored small",
+            )
+        )
     if n:
         items = [
             html.Li(

@@ -44,15 +44,34 @@ class Reject:
 
 @dataclass(frozen=True)
 class Ignored:
-    """A recognised auxiliary file with nothing to store."""
+    """A file that was recognised or read but holds nothing to store, and why."""
 
     path: str
     reason: str
+    run_id: str = ""
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """A file that gave points (accepted or duplicate) or was joined to points (auxiliary)."""
+
+    run_id: str
+    path: str
+    point_ids: tuple[str, ...]
+    reader: str = ""
 
 
 @dataclass
 class IngestReport:
-    """Outcome of one ingest call."""
+    """Outcome of one ingest call.
+
+    Every input file ends in exactly one of: `accepted_files` (it gave new points),
+    `duplicate_files` (every point it gave was already stored), `auxiliary` (joined to the points
+    of another file: an aiperf CSV beside its JSON, a server-metrics export, a command line),
+    `rejected` (with the field and the reason) or `ignored` (recognised or read, nothing to store,
+    with why). A file some of whose rows were rejected while others were taken is accepted and
+    also has its row rejects listed.
+    """
 
     runs: list[str] = field(default_factory=list)
     accepted: int = 0
@@ -60,14 +79,28 @@ class IngestReport:
     rejected: list[Reject] = field(default_factory=list)
     ignored: list[Ignored] = field(default_factory=list)
     notes: list[Ignored] = field(default_factory=list)
+    accepted_files: list[FileOutcome] = field(default_factory=list)
+    duplicate_files: list[FileOutcome] = field(default_factory=list)
+    auxiliary: list[FileOutcome] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """The CLI's `--json` document."""
+        """The CLI's `--json` document: the counts and the five per-file lists."""
+
+        def files(outs: list[FileOutcome]) -> list[dict[str, Any]]:
+            return [{"run_id": o.run_id, "path": o.path, "points": list(o.point_ids)} for o in outs]
+
         return {
             "runs": self.runs,
             "accepted": self.accepted,
             "duplicates": self.duplicates,
-            "rejected": [{"path": r.path, "reason": _reason(r)} for r in self.rejected],
+            "accepted_files": files(self.accepted_files),
+            "duplicate_files": files(self.duplicate_files),
+            "auxiliary": files(self.auxiliary),
+            "rejected": [
+                {"path": r.path, "field": r.field, "reader": r.reader, "reason": _reason(r)}
+                for r in self.rejected
+            ],
+            "ignored": [{"path": i.path, "reason": i.reason} for i in self.ignored],
         }
 
 
@@ -266,15 +299,24 @@ def _file_result(
         where = f"{src.rel}#{rj.row}" if rj.row else src.rel
         report.rejected.append(Reject(run_id, where, rj.reason, rj.field, reader, src.sha256))
     if res.points or res.enrich or res.series:
-        report.notes.extend(Ignored(src.rel, n) for n in res.notes)
+        report.notes.extend(Ignored(src.rel, n, run_id) for n in res.notes)
     if res.points:
         out.results.append((src, res, reader))
     elif res.enrich or res.series:
         out.enrich.append((src, res))
     elif res.notes:
-        report.ignored.extend(Ignored(src.rel, n) for n in res.notes)
+        report.ignored.extend(
+            Ignored(rel, n, run_id) for rel in _files_of(src, res) for n in res.notes
+        )
     elif not res.rejects:
-        report.ignored.append(Ignored(src.rel, f"{reader}: nothing to store"))
+        report.ignored.extend(
+            Ignored(rel, f"{reader}: nothing to store", run_id) for rel in _files_of(src, res)
+        )
+
+
+def _files_of(src: SourceFile, res: ReadResult) -> list[str]:
+    """The files a result stands for: what a unit reader consumed, else the one file read."""
+    return list(dict.fromkeys([src.rel, *res.consumed]))
 
 
 def _content_sha(src: SourceFile, extras: Sequence[SourceFile]) -> str:
@@ -297,6 +339,7 @@ class _Pending:
     first: int
     count: int
     series: list[Row]
+    aux: tuple[str, ...] = ()
 
 
 def _build_rows(
@@ -313,11 +356,14 @@ def _build_rows(
         ]
         if not primaries:
             for o in group:
-                for src, _res in o.enrich:
-                    report.ignored.append(
+                for src, res in o.enrich:
+                    report.ignored.extend(
                         Ignored(
-                            src.rel, "raw metrics with no aggregate point to attach to in this run"
+                            rel,
+                            "raw metrics with no aggregate point to attach to in this run",
+                            run_id,
                         )
+                        for rel in _files_of(src, res)
                     )
             continue
         secondary = [o for o in group if o not in primaries]
@@ -348,6 +394,9 @@ def _build_rows(
                         if full.get(k) is None:
                             full[k] = v
                     partials.append(full)
+                aux = [r for r in res.consumed if r != src.rel]
+                for s_, e in enrich:
+                    aux.extend(_files_of(s_, e))
                 pending.append(
                     _Pending(
                         src,
@@ -357,6 +406,7 @@ def _build_rows(
                         first,
                         len(res.points),
                         [*res.series, *(r for _s, e in enrich for r in e.series)],
+                        tuple(dict.fromkeys(aux)),
                     )
                 )
     # One frame for the whole batch; a row that breaks the contract is refused on its own.
@@ -376,6 +426,7 @@ def _build_rows(
         ingested_at=now,
     )
     series: list[Row] = []
+    aux_ids: dict[str, dict[str, None]] = {}
     for p in pending:
         ids: list[str] = []
         for i in range(p.first, p.first + p.count):
@@ -387,6 +438,10 @@ def _build_rows(
                 )
             ids.append(batch.point_ids[i] or "")
         live = [x for x in ids if x]
+        if live:
+            report.accepted_files.append(FileOutcome(run_id, p.src.rel, tuple(live), p.reader))
+            for rel in p.aux:
+                aux_ids.setdefault(rel, {}).update(dict.fromkeys(live))
         for s in p.series:
             key = s.get("point_key")
             targets = (
@@ -403,7 +458,31 @@ def _build_rows(
                         SeriesCol.VALUE: s["value"],
                     }
                 )
+    taken = {o.path for o in report.accepted_files if o.run_id == run_id}
+    report.auxiliary.extend(
+        FileOutcome(run_id, rel, tuple(ids)) for rel, ids in aux_ids.items() if rel not in taken
+    )
     return batch.frame, series
+
+
+def _account(c: Collected, run_id: str, report: IngestReport) -> None:
+    """Name an outcome for every file of the input that has none yet (none is left unsaid)."""
+    said: set[str] = set()
+    for outs in (report.accepted_files, report.auxiliary):
+        said.update(o.path for o in outs if o.run_id == run_id)
+    said.update(r.path.split("#", 1)[0] for r in report.rejected if r.run_id == run_id)
+    said.update(r.path for r in report.rejected if r.run_id == run_id)
+    said.update(i.path for i in report.ignored if i.run_id == run_id)
+    for unit in c.units:
+        for f in unit.files:
+            if f.rel in said:
+                continue
+            if unit.name in said:
+                why = f"not read on its own: it belongs to {unit.name}, which was rejected"
+            else:
+                why = "read, but no reader took anything from it: nothing stored"
+            report.ignored.append(Ignored(f.rel, why, run_id))
+            said.add(f.rel)
 
 
 def _fill_only(point: Row) -> Row:
@@ -463,7 +542,7 @@ def ingest_paths(
                 report.rejected.append(Reject(rid, prob.rel, prob.reason, prob.field, "artifacts"))
             for name in c.superseded:
                 report.ignored.append(
-                    Ignored(name, "superseded by a newer retry of the same artifact")
+                    Ignored(name, "superseded by a newer retry of the same artifact", rid)
                 )
             outs = []
             for unit in c.units:
@@ -472,6 +551,7 @@ def ingest_paths(
                 if progress:
                     progress(done, total)
             rows, series = _build_rows(outs, rid, now, report)
+            _account(c, rid, report)
             acc = per_run.setdefault(rid, ([], []))
             acc[0].append(rows)
             acc[1].extend(series)
@@ -517,6 +597,12 @@ def _store(
                 new_rows = rows.filter(pl.Series(keep, dtype=pl.Boolean))
             report.duplicates += rows.height - new_rows.height
             report.accepted += new_rows.height
+            fresh = set(new_rows.get_column(Col.POINT_ID).to_list())
+            mine = [o for o in report.accepted_files if o.run_id == rid]
+            stale = [o for o in mine if not fresh.intersection(o.point_ids)]
+            if stale:
+                report.duplicate_files.extend(stale)
+                report.accepted_files = [o for o in report.accepted_files if o not in stale]
             if new_rows.height:
                 new_ids = set(new_rows.get_column(Col.POINT_ID).to_list())
                 replaced = sorted(set(new_rows.get_column(Col.SOURCE_PATH).to_list()))
@@ -541,13 +627,32 @@ def _store(
                             RejectCol.FIELD: r.field,
                             RejectCol.REASON: r.reason,
                             RejectCol.AT: now,
+                            RejectCol.OUTCOME: "rejected",
                         }
                         for r in rej
+                    ]
+                    + [
+                        {
+                            RejectCol.RUN_ID: rid,
+                            RejectCol.PATH: i.path,
+                            RejectCol.SHA256: "",
+                            RejectCol.READER: "",
+                            RejectCol.FIELD: "",
+                            RejectCol.REASON: i.reason,
+                            RejectCol.AT: now,
+                            RejectCol.OUTCOME: "ignored",
+                        }
+                        for i in report.ignored
+                        if i.run_id == rid
                     ]
                 )
             )
             points = store.scan_points([rid]).select(pl.len()).collect().item()
-            rejects = store.rejects([rid]).height
+            rejects = (
+                store.rejects([rid])
+                .filter(pl.col(RejectCol.OUTCOME).fill_null("rejected") != "ignored")
+                .height
+            )
             entry: dict[str, Any] = {
                 RunCol.RUN_ID: rid,
                 RunCol.SOURCE: meta.get(RunCol.SOURCE, "local"),

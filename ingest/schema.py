@@ -897,6 +897,7 @@ class RejectCol(StrEnum):
     FIELD = "field"
     REASON = "reason"
     AT = "at"
+    OUTCOME = "outcome"
 
 
 REJECTS_SCHEMA: pa.Schema = pa.schema(
@@ -908,6 +909,7 @@ REJECTS_SCHEMA: pa.Schema = pa.schema(
         pa.field(RejectCol.FIELD, _S),
         pa.field(RejectCol.REASON, _S),
         pa.field(RejectCol.AT, pa.timestamp("us", tz="UTC")),
+        pa.field(RejectCol.OUTCOME, _S),
     ]
 )
 
@@ -918,6 +920,9 @@ REJECT_DESCRIPTIONS: dict[RejectCol, str] = {
     RejectCol.READER: "reader that tried it ('sniff' when no reader recognised it)",
     RejectCol.FIELD: "field that was wrong ('' for whole-file problems)",
     RejectCol.REASON: "what was wrong and what was expected",
+    RejectCol.OUTCOME: "'rejected' (not taken: the reason says what to fix) or 'ignored' (a file "
+    "that was recognised or read but holds nothing to store, with why); null in stores written "
+    "before ignored files were recorded means rejected",
     RejectCol.AT: "when it was rejected",
 }
 

@@ -221,8 +221,8 @@ def rejects_body(data: RunData, view: RunView) -> list[Any]:
         _grid_or_empty(
             Id.REJECTS_GRID,
             t,
-            ("run_id", "path", "field", "reason", "reader", "sha256", "at"),
-            "nothing was rejected: every file was read",
+            ("run_id", "outcome", "path", "field", "reason", "reader", "sha256", "at"),
+            "nothing was rejected or ignored: every file gave points or joined one",
             height=260,
             status_columns=(),
         ),

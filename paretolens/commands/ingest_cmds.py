@@ -225,10 +225,16 @@ def rejects(
     fmt: FmtOpt = "table",
     store: StoreOpt = None,
 ) -> None:
-    """Print the rejected files and rows with their reasons."""
+    """Print the rejected files and rows, and the files read with nothing to store, with why."""
     df = open_store(store).rejects(run or None)
     if fmt == "table":
-        df = df.select(RejectCol.RUN_ID, RejectCol.PATH, RejectCol.FIELD, RejectCol.REASON)
+        df = df.select(
+            RejectCol.RUN_ID,
+            pl.col(RejectCol.OUTCOME).fill_null("rejected"),
+            RejectCol.PATH,
+            RejectCol.FIELD,
+            RejectCol.REASON,
+        )
     _emit(df, fmt, None)
 
 

@@ -158,7 +158,17 @@ def test_cli_ingest_json_and_exit_codes(tmp_path: Path) -> None:
     store = str(tmp_path / "s")
     ok = CliRunner().invoke(app, ["ingest", str(run), "--run-id", "r", "--store", store, "--json"])
     assert ok.exit_code == 0, ok.output
-    assert json.loads(ok.stdout) == {"runs": ["r"], "accepted": 3, "duplicates": 0, "rejected": []}
+    first = json.loads(ok.stdout)
+    assert {k: first[k] for k in ("runs", "accepted", "duplicates", "rejected", "ignored")} == {
+        "runs": ["r"],
+        "accepted": 3,
+        "duplicates": 0,
+        "rejected": [],
+        "ignored": [],
+    }
+    assert sorted(f["path"] for f in first["accepted_files"]) == sorted(p.name for p in AGG)
+    assert all(len(f["points"]) == 1 for f in first["accepted_files"])
+    assert first["duplicate_files"] == [] and first["auxiliary"] == []
     (run / "broken.json").write_text("{")
     some = CliRunner().invoke(
         app, ["ingest", str(run), "--run-id", "r", "--store", store, "--json"]
@@ -166,6 +176,8 @@ def test_cli_ingest_json_and_exit_codes(tmp_path: Path) -> None:
     assert some.exit_code == 1
     doc = json.loads(some.stdout)
     assert doc["accepted"] == 0 and doc["duplicates"] == 3
+    assert doc["accepted_files"] == []
+    assert sorted(f["path"] for f in doc["duplicate_files"]) == sorted(p.name for p in AGG)
     assert doc["rejected"][0]["path"] == "broken.json"
     assert doc["rejected"][0]["reason"].startswith("invalid JSON")
     usage = CliRunner().invoke(app, ["ingest", str(tmp_path / "nope"), "--store", store])
