@@ -26,7 +26,15 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from analysis.codes import dense_codes, gather, nullable, nulls_last_key, spread, take
+from analysis.codes import (
+    dense_codes,
+    gather,
+    load_values,
+    nullable,
+    nulls_last_key,
+    spread,
+    take,
+)
 from analysis.dominance import BoolArray, FloatArray, IntArray, dense, order_by
 from analysis.pareto import arm_columns
 from ingest.schema import DEFAULT_GROUP, Col, better
@@ -91,7 +99,7 @@ def detect_cliffs(
         not post-cliff).
     """
     arm, _ = dense_codes(points, arm_columns(by))
-    order = order_by(arm, nulls_last_key(points.get_column(Col.CONC)))
+    order = order_by(arm, nulls_last_key(load_values(points)))
     res = arm_cliffs(gather(cliff_frame(points, params), order), arm[order], params)
     inverse = np.empty(len(order), dtype=np.int64)
     inverse[order] = np.arange(len(order))
@@ -124,9 +132,10 @@ class ArmCliffs:
 
 
 def cliff_frame(points: pl.DataFrame, params: CliffParams) -> pl.DataFrame:
-    """The columns the cliff rules read: `conc`, `__t`, `__ttft`, `__err` (floats)."""
+    """The columns the cliff rules read: `conc` (the load: concurrency, else request rate),
+    `__t`, `__ttft`, `__err` (floats)."""
     return points.select(
-        Col.CONC,
+        load_values(points),
         pl.col(params.tput).cast(pl.Float64).alias("__t"),
         pl.col(params.ttft).cast(pl.Float64).alias("__ttft"),
         pl.col(Col.ERROR_RATE).cast(pl.Float64).alias("__err"),

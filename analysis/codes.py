@@ -16,6 +16,7 @@ import polars as pl
 import pyarrow as pa
 
 from analysis.dominance import BoolArray, IntArray
+from ingest.schema import Col
 
 _ROW = "__codes_row"
 
@@ -74,6 +75,22 @@ def key_ranks(keys: pl.DataFrame) -> IntArray:
     ranks = np.empty(n, dtype=np.int64)
     ranks[ordered.get_column(_ROW).to_numpy()] = changed.to_series().to_numpy().astype(np.int64)
     return ranks - int(ranks.min())
+
+
+def load_values(points: pl.DataFrame) -> pl.Series:
+    """Each point's load coordinate, named `conc`: its concurrency, else its request rate.
+
+    A frame without request-rate points gives `conc` itself (integers); otherwise floats, with the
+    request rate (req/s, inf for every-request-at-once) where conc is null. Ingest keeps the two
+    kinds in separate arms, so within an arm the values are one kind.
+    """
+    conc = points.get_column(Col.CONC)
+    if Col.REQUEST_RATE not in points.columns or not conc.has_nulls():
+        return conc
+    rate = points.get_column(Col.REQUEST_RATE)
+    if not (conc.is_null() & rate.is_not_null()).any():
+        return conc
+    return conc.cast(pl.Float64).fill_null(rate).alias(Col.CONC)
 
 
 def nulls_last_key(values: pl.Series) -> IntArray:

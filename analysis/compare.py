@@ -71,10 +71,10 @@ def _arms(t: pl.DataFrame, run: str) -> pl.DataFrame:
 def _confounds(pts: pl.DataFrame, per: pl.DataFrame, base: str, cand: str) -> list[list[str]]:
     rows: dict[tuple[object, ...], dict[str, Any]] = {}
     for r in pts.sort(Col.POINT_ID).iter_rows(named=True):
-        rows.setdefault((r[Col.RUN_ID], r[Col.ARM_ID], r[Col.CONC]), r)
+        rows.setdefault((r[Col.RUN_ID], r[Col.ARM_ID], r[Col.CONC], r[Col.REQUEST_RATE]), r)
     return [
-        confounds(rows[(base, a, c)], rows[(cand, a, c)])
-        for a, c in per.select(Col.ARM_ID, Col.CONC).iter_rows()
+        confounds(rows[(base, a, c, q)], rows[(cand, a, c, q)])
+        for a, c, q in per.select(Col.ARM_ID, Col.CONC, Col.REQUEST_RATE).iter_rows()
     ]
 
 
@@ -114,6 +114,7 @@ def compare_runs(
             "arm_id",
             "arm_label",
             "conc",
+            "request_rate",
             "tp",
             "ep",
             "spec_decoding",
@@ -132,16 +133,18 @@ def compare_runs(
                 *[pl.col(f"__{m}").alias(f"{m}_{name}") for m in metrics],
                 pl.col("verdict").alias(f"{name}_verdict"),
             )
-            .unique([Col.ARM_ID, Col.CONC], keep="first")
+            .unique(load, keep="first")
         )
 
+    # Equal load: the same concurrency, or the same request rate for request-rate sweeps.
+    load = [Col.ARM_ID, Col.CONC, Col.REQUEST_RATE]
     per = side("base", base_run, keys).join(
-        side("candidate", candidate_run, [Col.ARM_ID, Col.CONC]), on=[Col.ARM_ID, Col.CONC]
+        side("candidate", candidate_run, load), on=load, nulls_equal=True
     )
     per = per.with_columns(
         (100.0 * (pl.col(f"{m}_candidate") / pl.col(f"{m}_base") - 1.0)).alias(f"{m}_delta_pct")
         for m in metrics
-    ).sort(Col.ARM_LABEL, Col.CONC)
+    ).sort(Col.ARM_LABEL, Col.CONC, Col.REQUEST_RATE, nulls_last=True)
     per = per.with_columns(
         pl.Series(
             "confounds", _confounds(pts, per, base_run, candidate_run), dtype=pl.List(pl.String)

@@ -132,6 +132,14 @@ def pair_arms(
     )
 
 
+def _load(r: dict[str, Any]) -> tuple[str, float]:
+    """The load a point was measured at, by kind: ("conc", N) or ("request_rate", req/s)."""
+    if r.get(Col.CONC) is not None:
+        return ("conc", float(r[Col.CONC]))
+    rate = r.get(Col.REQUEST_RATE)
+    return ("request_rate", float(rate) if rate is not None else float("nan"))
+
+
 def _pct(b: object, t: object) -> float | None:
     if not isinstance(b, int | float) or not isinstance(t, int | float) or b == 0:
         return None
@@ -172,9 +180,10 @@ def compute_deltas(
     fronts: dict[tuple[object, object], Frontier] = {
         (dict(f.key)[Col.RUN_ID], dict(f.key)[Col.ARM_ID]): f for f in analysis.arm_frontiers
     }
-    by_arm: dict[tuple[object, object], dict[int, dict[str, Any]]] = defaultdict(dict)
+    # Equal load: the same concurrency, or for request-rate sweeps the same request rate.
+    by_arm: dict[tuple[object, object], dict[tuple[str, float], dict[str, Any]]] = defaultdict(dict)
     for r in points.sort(Col.POINT_ID).iter_rows(named=True):
-        by_arm[(r[Col.RUN_ID], r[Col.ARM_ID])].setdefault(r[Col.CONC], r)
+        by_arm[(r[Col.RUN_ID], r[Col.ARM_ID])].setdefault(_load(r), r)
     free = set(axis_columns(axis))
     ident = [c for c in ARM_KEY if c not in free and c in points.columns]
     rows, front_rows, gaps = [], [], []
@@ -194,9 +203,14 @@ def compute_deltas(
             "baseline_arm_label": p.baseline_arm_label,
             "treatment_arm_label": p.treatment_arm_label,
         }
-        for conc in sorted(set(base) & set(treat)):
-            b, t = base[conc], treat[conc]
-            row: dict[str, Any] = {**{c: b[c] for c in ident}, Col.CONC.value: conc, **head}
+        for load in sorted(set(base) & set(treat)):
+            b, t = base[load], treat[load]
+            row: dict[str, Any] = {
+                **{c: b[c] for c in ident},
+                Col.CONC.value: b[Col.CONC],
+                Col.REQUEST_RATE.value: b.get(Col.REQUEST_RATE),
+                **head,
+            }
             for m in metrics:
                 row[f"{m}_baseline"], row[f"{m}_treatment"] = b.get(m), t.get(m)
                 row[f"{m}_delta_pct"] = _pct(b.get(m), t.get(m))

@@ -119,6 +119,12 @@ def _problem(arm: ArmPlan, top: dict[str, Any], template: Any, existing: Any) ->
     if missing:
         return f"no {', '.join(missing)} recorded (pass the master config that holds this recipe)"
     ident = dict(arm.identity)
+    if not arm.conc_list:
+        rates = ", ".join(f"{r:g}" for r in arm.rate_list)
+        return (
+            f"a request-rate sweep (request rates {rates} req/s): InferenceX search spaces "
+            "run concurrencies only (conc-list)"
+        )
     if arm.scenario != "agentic-coding" and arm.isl is None:
         return "fixed-seq-len arm without isl/osl"
     offload = ident.get("kv_offloading", "none") != "none"

@@ -17,7 +17,7 @@ import numpy.typing as npt
 import polars as pl
 
 from analysis.cliff import CliffParams, arm_cliffs, cliff_frame
-from analysis.codes import dense_codes, gather, key_ranks, nulls_last_key, spread
+from analysis.codes import dense_codes, gather, key_ranks, load_values, nulls_last_key, spread
 from analysis.dominance import BoolArray, IntArray, dense, order_by
 from analysis.pareto import (
     ArmSets,
@@ -50,6 +50,7 @@ IDENTITY_COLUMNS: tuple[Col, ...] = (
     Col.ARM_ID,
     Col.ARM_LABEL,
     Col.CONC,
+    Col.REQUEST_RATE,
     Col.TP,
     Col.PP,
     Col.EP,
@@ -252,7 +253,7 @@ def _judge_rows(
     # post-cliff, on the valid rows of each arm by concurrency
     seq, arm = valid, sets.arm[v_rows]
     if not (arm_ordered and _contiguous(arm)):
-        by = order_by(arm, nulls_last_key(points.get_column(Col.CONC))[v_rows], v_rows)
+        by = order_by(arm, nulls_last_key(load_values(points))[v_rows], v_rows)
         seq, v_rows, arm = valid[by], v_rows[by], arm[by]
     t_rank = y_rank[seq] if cliff.tput == y else None
     cl = arm_cliffs(gather(cliff_frame(points, cliff), v_rows), arm, cliff, t_rank)
@@ -336,7 +337,7 @@ def _output_order(
     else:
         codes, first = dense_codes(points, cols)
         key = key_ranks(gather(points.select(cols), first))[codes]
-    return order_by(key, nulls_last_key(points.get_column(Col.CONC))), per_arm
+    return order_by(key, nulls_last_key(load_values(points))), per_arm
 
 
 def _contiguous(codes: IntArray) -> bool:

@@ -33,6 +33,8 @@ class ArmPlan:
     arm_label: str
     identity: Identity
     conc_list: tuple[int, ...]
+    # Request rates (req/s) of the kept points of a request-rate sweep (conc_list is then empty).
+    rate_list: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,9 +98,17 @@ def prune_list(
         scen = str(row[Col.SCENARIO])
         g = groups.setdefault(
             (key, scen, row.get(Col.ISL), row.get(Col.OSL), row_identity(row)),
-            {"arm_id": row[Col.ARM_ID], "arm_label": row[Col.ARM_LABEL], "concs": set()},
+            {
+                "arm_id": row[Col.ARM_ID],
+                "arm_label": row[Col.ARM_LABEL],
+                "concs": set(),
+                "rates": set(),
+            },
         )
-        g["concs"].add(int(row[Col.CONC]))
+        if row[Col.CONC] is not None:
+            g["concs"].add(int(row[Col.CONC]))
+        elif row.get(Col.REQUEST_RATE) is not None:
+            g["rates"].add(float(row[Col.REQUEST_RATE]))
     arms = tuple(
         ArmPlan(
             config_key=k[0],
@@ -109,6 +119,7 @@ def prune_list(
             arm_label=g["arm_label"],
             identity=k[4],
             conc_list=tuple(sorted(g["concs"])),
+            rate_list=tuple(sorted(g["rates"])),
         )
         for k, g in sorted(
             groups.items(), key=lambda kv: (kv[0][:2], kv[1]["arm_label"], repr(kv[0]))
@@ -138,6 +149,7 @@ def pruned_json(pruned: PrunedList) -> dict[str, Any]:
             "arm_label": a.arm_label,
             "identity": dict(a.identity),
             "conc_list": list(a.conc_list),
+            "request_rates": list(a.rate_list),
         }
         for a in pruned.arms
     ]
