@@ -8,11 +8,10 @@ acceptance, ...) and the server command-line flags (`server_flags`, a JSON objec
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from ingest.schema import Col
+from ingest.schema import RUN_NOISE_FLAGS, Col, server_flag_items
 
 CONFOUND_COLUMNS: tuple[Col, ...] = (
     Col.IMAGE,
@@ -50,20 +49,7 @@ _AXIS_CONTEXT: dict[str, set[str]] = {
 
 
 def _flags(raw: object) -> dict[str, str]:
-    if not raw:
-        return {}
-    try:
-        doc = json.loads(str(raw))
-    except json.JSONDecodeError:
-        return {"<server_flags>": str(raw)}
-    if not isinstance(doc, dict):
-        return {"<server_flags>": str(raw)}
-    return {
-        str(k).lstrip("-").replace("_", "-"): v
-        if isinstance(v, str)
-        else json.dumps(v, sort_keys=True)
-        for k, v in doc.items()
-    }
+    return {k: v for k, v in server_flag_items(raw).items() if k not in RUN_NOISE_FLAGS}
 
 
 def confounds(

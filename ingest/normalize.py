@@ -98,6 +98,7 @@ _NON_NEGATIVE: tuple[str, ...] = tuple(
 )
 _HASH_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
 _REQUEST_RATE = str(Col.REQUEST_RATE)
+_CONC = str(Col.CONC)
 
 
 def canonical_hw(label: str) -> str:
@@ -209,21 +210,37 @@ def _point_id(run_id: Any, arm: Any, conc: Any, source_path: Any, request_rate: 
     return _hash(run_id, arm, conc, source_path)
 
 
+_BY_RATE = "load=request_rate"
+
+
+def _by_rate(conc: Any, rate: Any) -> bool:
+    """A point whose load is its request rate (no concurrency): its arm is a request-rate sweep,
+    never the same arm as concurrency points of the same configuration."""
+    return conc is None and rate is not None
+
+
 def arm_id(row: Mapping[str, Any]) -> str:
     """Stable hash of the arm identity (everything in ARM_KEY; conc and run excluded)."""
+    if _by_rate(row.get(Col.CONC), row.get(Col.REQUEST_RATE)):
+        return _hash(*[row.get(c) for c in ARM_KEY], _BY_RATE)
     return _hash(*[row.get(c) for c in ARM_KEY])
+
+
+def _n(value: Any) -> str:
+    """A label part: the value, or '?' when the files did not say it (never 'None')."""
+    return "?" if value is None else str(value)
 
 
 def arm_label(row: Mapping[str, Any]) -> str:
     """Readable arm label such as 'TP8 EP1 | MTP K=3 | kv dram/mooncake'."""
     parts: list[str] = []
     if row.get(Col.IS_MULTINODE) or row.get(Col.PREFILL_TP) is not None:
-        pre = f"P{row.get(Col.PREFILL_NUM_WORKERS) or 1}xTP{row.get(Col.PREFILL_TP)}"
+        pre = f"P{row.get(Col.PREFILL_NUM_WORKERS) or 1}xTP{_n(row.get(Col.PREFILL_TP))}"
         if (row.get(Col.PREFILL_EP) or 1) > 1:
             pre += f"EP{row.get(Col.PREFILL_EP)}"
         if row.get(Col.PREFILL_DP_ATTENTION):
             pre += "dpa"
-        dec = f"D{row.get(Col.DECODE_NUM_WORKERS) or 1}xTP{row.get(Col.DECODE_TP)}"
+        dec = f"D{row.get(Col.DECODE_NUM_WORKERS) or 1}xTP{_n(row.get(Col.DECODE_TP))}"
         if (row.get(Col.DECODE_EP) or 1) > 1:
             dec += f"EP{row.get(Col.DECODE_EP)}"
         if row.get(Col.DECODE_DP_ATTENTION):
@@ -233,9 +250,9 @@ def arm_label(row: Mapping[str, Any]) -> str:
         elif row.get(Col.TP) is not None:
             topo = f"TP{row.get(Col.TP)}"
         else:
-            topo = f"{row.get(Col.PREFILL_GPUS)}P+{row.get(Col.DECODE_GPUS)}D GPUs"
+            topo = f"{_n(row.get(Col.PREFILL_GPUS))}P+{_n(row.get(Col.DECODE_GPUS))}D GPUs"
     else:
-        topo = f"TP{row.get(Col.TP)} EP{row.get(Col.EP) or 1}"
+        topo = f"TP{_n(row.get(Col.TP))} EP{row.get(Col.EP) or 1}"
         for col, tag in ((Col.PP, "PP"), (Col.DCP_SIZE, "DCP"), (Col.PCP_SIZE, "PCP")):
             if (row.get(col) or 1) > 1:
                 topo += f" {tag}{row.get(col)}"
@@ -258,6 +275,8 @@ def arm_label(row: Mapping[str, Any]) -> str:
     kv = row.get(Col.KV_OFFLOADING) or "none"
     backend = row.get(Col.KV_OFFLOAD_BACKEND)
     parts.append(f"kv {kv}/{backend}" if backend and kv != "none" else f"kv {kv}")
+    if _by_rate(row.get(Col.CONC), row.get(Col.REQUEST_RATE)):
+        parts.append("by request rate")
     return " | ".join(parts)
 
 
@@ -445,11 +464,14 @@ NOT_FROM_READERS = frozenset(
         Col.POINT_ID,
     )
 )
-# arm_label reads the arm key and these two (the GPU split of a multinode row without prefill_tp).
+# arm_label reads the arm key and these two (the GPU split of a multinode row without prefill_tp),
+# and arm_id and arm_label both read the load columns (a request-rate sweep is its own arm).
 _LABEL_KEY: tuple[str, ...] = (
     *(str(c) for c in ARM_KEY),
     str(Col.PREFILL_GPUS),
     str(Col.DECODE_GPUS),
+    str(Col.CONC),
+    str(Col.REQUEST_RATE),
 )
 _NULLS: dict[str, pl.Expr] = {c: pl.lit(None, dtype=t).alias(c) for c, t in _POLARS.items()}
 _INDEX = "__row"
@@ -936,7 +958,20 @@ def _identified(
     # Only the key columns that can be non-null are read back; the others are None everywhere.
     read = [c for c in _LABEL_KEY if c in live]
     at = {c: i for i, c in enumerate(read)}
-    keys = good.select(read).to_dict(as_series=False)
+    # Only whether a row is a request-rate point matters to the arm, not its conc or rate value.
+    conc_null = pl.col(_CONC).is_null() if _CONC in live else pl.lit(True)
+    by_rate = (
+        conc_null & pl.col(_REQUEST_RATE).is_not_null() if _REQUEST_RATE in live else pl.lit(False)
+    )
+
+    def key_of(c: str) -> pl.Expr:
+        if c == _REQUEST_RATE:
+            return pl.when(by_rate).then(pl.lit(1.0)).otherwise(None).alias(c)
+        if c == _CONC:
+            return pl.lit(None, pl.Int64).alias(c)
+        return pl.col(c)
+
+    keys = good.select(key_of(c) for c in read).to_dict(as_series=False)
     seen: dict[tuple[Any, ...], tuple[str, str]] = {}
     arms: list[str] = []
     labels: list[str] = []
@@ -944,7 +979,7 @@ def _identified(
         got = seen.get(key)
         if got is None:
             full = {c: key[at[c]] if c in at else None for c in _LABEL_KEY}
-            got = seen[key] = (_hash(*[full[str(c)] for c in ARM_KEY]), arm_label(full))
+            got = seen[key] = (arm_id(full), arm_label(full))
         arms.append(got[0])
         labels.append(got[1])
     # _point_id's JSON text, with the run's and each arm's part encoded once.

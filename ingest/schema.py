@@ -7,6 +7,7 @@ paretolens refers to columns through :class:`Col`, never through bare strings.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -775,15 +776,80 @@ ARM_KEY: tuple[Col, ...] = (
 )
 
 # Default comparison group for frontiers: run x scenario x model x isl/osl x hw x precision.
+# Both model columns: two models never share a frontier, whether or not a prefix was recorded.
 DEFAULT_GROUP: tuple[Col, ...] = (
     Col.RUN_ID,
     Col.SCENARIO,
     Col.MODEL_PREFIX,
+    Col.MODEL,
     Col.ISL,
     Col.OSL,
     Col.HW,
     Col.PRECISION,
 )
+
+
+# Server flags that say where or how a run was launched, never what was measured: they are not
+# part of a configuration's identity, and never a confound (names as `server_flag_items` writes
+# them: no leading dashes, underscores as dashes).
+RUN_NOISE_FLAGS: frozenset[str] = frozenset(
+    {
+        "host",
+        "port",
+        "seed",
+        "log-level",
+        "uvicorn-log-level",
+        "disable-log-requests",
+        "enable-log-requests",
+        "disable-log-stats",
+        "disable-uvicorn-access-log",
+        "log-requests",
+        "log-file",
+        "log-dir",
+        "api-key",
+        "served-model-name",
+        "download-dir",
+        "root-path",
+        "ssl-keyfile",
+        "ssl-certfile",
+        "allowed-origins",
+        "allowed-headers",
+        "allowed-methods",
+        "otlp-traces-endpoint",
+        "collect-detailed-traces",
+        "output-dir",
+        "result-dir",
+        "result-filename",
+        "save-result",
+        "metrics-port",
+        "nccl-port",
+        "dist-init-addr",
+        "master-port",
+        "prometheus-port",
+        "trust-remote-code",
+        "random-seed",
+    }
+)
+
+
+def server_flag_items(raw: object) -> dict[str, str]:
+    """A `server_flags` value as {flag name: value text}: names without leading dashes and with
+    underscores as dashes, non-string values as sorted JSON. Text that is not a JSON object is
+    kept whole under `<server_flags>`."""
+    if not raw:
+        return {}
+    try:
+        doc = json.loads(str(raw))
+    except (json.JSONDecodeError, RecursionError):
+        return {"<server_flags>": str(raw)}
+    if not isinstance(doc, dict):
+        return {"<server_flags>": str(raw)}
+    return {
+        str(k).lstrip("-").replace("_", "-"): v
+        if isinstance(v, str)
+        else json.dumps(v, sort_keys=True)
+        for k, v in doc.items()
+    }
 
 
 def better(col: str) -> Better:
