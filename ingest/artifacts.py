@@ -5,8 +5,14 @@ sweep directory, or one artifact), an artifact zip (or a zip of zips as the REST
 loose files. A *unit* is one directory holding files (its `aiperf_artifacts/`, `logs/`, `results/`
 subdirectories belong to it): the readers see a unit's files together.
 
-Retried artifacts are deduplicated by logical name (the trailing `_<runner>_<n>` stripped), keeping
-the newest; units named `agentic_<x>`, `server_logs_<x>`, `power_audit_<x>` share the pair key of
+A whole run download gives the same units and the same relative paths however it is passed: the
+run directory, a parent holding only that run, a zip of it, or its artifacts as separate inputs
+(`collect_all` re-roots each artifact under its own name and merges inputs of one run). A
+browser-downloaded artifact keeps its ` (N)` copy suffix in its path but not in its name.
+
+Retried artifacts are deduplicated by logical name (the trailing `_<runner>_<n>` and a browser's
+` (N)` stripped), keeping the newest, and so are repeated run-level artifacts (`results_bmk`, ...);
+units named `agentic_<x>`, `server_logs_<x>`, `power_audit_<x>` share the pair key of
 `bmk_agentic_<x>` / `bmk_<x>` so raw metrics join their aggregate.
 
 Zip extraction refuses absolute paths, `..` escapes, symlinks, more than MAX_MEMBERS members,
@@ -18,6 +24,7 @@ are not UTF-8 are reported, not read.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import re
@@ -48,11 +55,26 @@ _PAIR_PREFIXES = (
     "gpu_metrics_",
 )
 PRIMARY_PREFIXES = ("bmk_agentic_", "bmk_")
+# Run-level artifacts of run-sweep.yml / e2e-tests.yml: one per run, so a second copy is a repeat.
+RUN_LEVEL = ("results_bmk", "eval_results_all", "changelog-metadata", "run-stats")
+# A browser saves a second download of `x.zip` as `x (1).zip`.
+_BROWSER_COPY = re.compile(r" \(\d+\)$")
+
+
+def artifact_name(stem: str) -> str:
+    """An artifact's name from its directory or zip stem: a browser's ` (N)` suffix dropped."""
+    return _BROWSER_COPY.sub("", stem)
 
 
 def logical_name(name: str) -> str:
-    """Artifact name with a trailing `_<runner>_<n>` retry suffix stripped."""
-    return _RETRY.sub("", name)
+    """Artifact name with a browser's ` (N)` and a trailing `_<runner>_<n>` retry suffix stripped."""
+    return _RETRY.sub("", artifact_name(name))
+
+
+def is_artifact_name(name: str) -> bool:
+    """A per-job (`bmk_*`, `agentic_*`, ...) or run-level (`results_bmk`, ...) artifact name."""
+    base = artifact_name(name.removesuffix(".zip"))
+    return base.startswith(_PAIR_PREFIXES) or base in RUN_LEVEL
 
 
 def pair_key(name: str) -> str:
@@ -356,7 +378,7 @@ def _from_zip(
     inner = _walk(target)
     nested = [(p, r) for p, r in inner if _is_zip(r)]
     plain = [(p, r) for p, r in inner if not _is_zip(r)]
-    units.extend(_group(plain, _shown(zpath.stem), f"{rel_zip}/", problems))
+    units.extend(_group(plain, artifact_name(_shown(zpath.stem)), f"{rel_zip}/", problems))
     for p, r in nested:
         units.extend(
             _from_zip(
@@ -376,7 +398,7 @@ def dedupe_retries(units: Sequence[Unit]) -> tuple[list[Unit], list[str]]:
     best: dict[str, Unit] = {}
     superseded: list[str] = []
     for u in units:
-        if not u.name.startswith(_PAIR_PREFIXES):
+        if not u.name.startswith(_PAIR_PREFIXES) and artifact_name(u.name) not in RUN_LEVEL:
             best[f"{u.name}\0{id(u)}"] = u
             continue
         cur = best.get(u.logical)
@@ -389,21 +411,83 @@ def dedupe_retries(units: Sequence[Unit]) -> tuple[list[Unit], list[str]]:
     return list(best.values()), superseded
 
 
+def _visible(directory: Path) -> list[Path]:
+    try:
+        return [p for p in directory.iterdir() if not p.name.startswith(".")]
+    except OSError:
+        return []
+
+
+def _is_run_tree(directory: Path) -> bool:
+    """A directory laid out like `gh run download`: it holds artifact directories or zips."""
+    return any(is_artifact_name(p.name) for p in _visible(directory))
+
+
+def run_root(directory: Path) -> Path:
+    """The run tree a directory stands for: itself, or the one run directory it alone holds."""
+    if _is_run_tree(directory):
+        return directory
+    inner = _visible(directory)
+    one = inner[0] if len(inner) == 1 else None
+    if one is not None and one.is_dir() and not one.is_symlink() and _is_run_tree(one):
+        return one
+    return directory
+
+
+def _collect_dir(
+    root: Path,
+    work: Path,
+    problems: list[FileProblem],
+    budget: _Budget | None = None,
+    depth: int = 1,
+) -> list[Unit]:
+    entries = _utf8_only(_walk(root), problems)
+    zips = [(p, r) for p, r in entries if _is_zip(r)]
+    plain = [(p, r) for p, r in entries if not _is_zip(r)]
+    units = _group(plain, _shown(root.name), "", problems)
+    for p, r in zips:
+        parent = f"{r.rpartition('/')[0]}/" if "/" in r else ""
+        units.extend(_from_zip(p, work, problems, prefix=parent, depth=depth, budget=budget))
+    return units
+
+
+def _collect_run_zip(path: Path, work: Path, problems: list[FileProblem]) -> Collected | None:
+    """A zip of a whole run tree, read as that tree; None when it is one artifact's zip."""
+    target = work / f"z{len(list(work.iterdir()))}"
+    target.mkdir()
+    budget = _Budget()
+    try:
+        extracted = safe_extract(path, target, limit=budget.left)
+    except UnsafeArchiveError:
+        return None  # _from_zip reports it with the archive's name
+    root = run_root(target)
+    if not _is_run_tree(root):
+        return None
+    # The zips inside share the outer zip's byte budget, as nested artifact zips do.
+    budget.left -= sum(p.stat().st_size for p in extracted)
+    units = _collect_dir(root, work, problems, budget=budget, depth=2)
+    run = _shown(root.name) if root != target else artifact_name(_shown(path.stem))
+    kept, superseded = dedupe_retries(units)
+    return Collected(run, kept, problems, superseded)
+
+
 def collect(path: Path, work: Path) -> Collected:
-    """Turn one input path into units (zips are extracted under `work`)."""
+    """Turn one input path into units (zips are extracted under `work`).
+
+    A directory holding only one run directory, and a zip of a run directory, are read as that
+    run directory: same relative paths, and the run directory's name as the default run id.
+    """
     problems: list[FileProblem] = []
     if path.is_dir():
-        entries = _utf8_only(_walk(path), problems)
-        zips = [(p, r) for p, r in entries if _is_zip(r)]
-        plain = [(p, r) for p, r in entries if not _is_zip(r)]
-        units = _group(plain, _shown(path.name), "", problems)
-        for p, r in zips:
-            parent = f"{r.rpartition('/')[0]}/" if "/" in r else ""
-            units.extend(_from_zip(p, work, problems, prefix=parent))
-        run = _shown(path.resolve().name)
+        root = run_root(path)
+        units = _collect_dir(root, work, problems)
+        run = _shown(root.resolve().name)
     elif path.suffix == ".zip":
+        whole = _collect_run_zip(path, work, problems)
+        if whole is not None:
+            return whole
         units = _from_zip(path, work, problems)
-        run = _shown(path.stem)
+        run = artifact_name(_shown(path.stem))
     elif path.exists() or path.is_symlink():
         entries = _utf8_only([(path, path.name)], problems)
         units = _group(entries, _shown(path.parent.resolve().name), "", problems)
@@ -414,3 +498,53 @@ def collect(path: Path, work: Path) -> Collected:
         )
     kept, superseded = dedupe_retries(units)
     return Collected(run, kept, problems, superseded)
+
+
+def _rerooted(c: Collected, prefix: str) -> Collected:
+    """`c` with every file path under `prefix` (an artifact passed on its own)."""
+
+    def move(f: SourceFile) -> SourceFile:
+        return dataclasses.replace(f, rel=f"{prefix}{f.rel}")
+
+    units = [dataclasses.replace(u, files=[move(f) for f in u.files]) for u in c.units]
+    problems = [dataclasses.replace(p, rel=f"{prefix}{p.rel}") for p in c.problems]
+    return Collected(c.default_run_id, units, problems, c.superseded)
+
+
+def collect_all(
+    paths: Sequence[Path], work: Path, run_id: str | None = None
+) -> list[tuple[str, Collected]]:
+    """Collect several inputs, one `Collected` per run id (first-seen order).
+
+    An artifact passed on its own (a directory or zip named `bmk_*`, `agentic_*`, `results_bmk`,
+    ...) belongs to the run of the directory it sits in, and its files get the paths they have when
+    that run directory is passed whole; inputs of one run are merged, so an aggregate passed
+    beside its raw `agentic_*` tree joins it. With `run_id`, every input is that run.
+
+    Args:
+        paths: the inputs, in the order given.
+        work: an empty directory for extracted zips.
+        run_id: the run id for everything, or None for each input's default.
+    """
+    merged: dict[str, Collected] = {}
+    for i, p in enumerate(paths):
+        wdir = work / f"in{i}"
+        wdir.mkdir()
+        c = collect(p, wdir)
+        if is_artifact_name(p.name) and (p.is_dir() or p.suffix == ".zip"):
+            if p.is_dir():
+                c = _rerooted(c, f"{_shown(p.name)}/")
+            c = dataclasses.replace(c, default_run_id=_shown(p.resolve().parent.name))
+        rid = run_id or c.default_run_id
+        have = merged.get(rid)
+        if have is None:
+            merged[rid] = c
+            continue
+        kept, superseded = dedupe_retries([*have.units, *c.units])
+        merged[rid] = Collected(
+            have.default_run_id,
+            kept,
+            [*have.problems, *c.problems],
+            [*have.superseded, *c.superseded, *superseded],
+        )
+    return list(merged.items())

@@ -19,8 +19,9 @@ from typing import Any
 
 import polars as pl
 
-from ingest.artifacts import Collected, Unit, collect
+from ingest.artifacts import Collected, Unit, collect_all
 from ingest.errors import ParseError, SchemaError
+from ingest.identity import refine_arms, unique_point_ids
 from ingest.normalize import normalize_batch
 from ingest.readers.base import JsonDocs, ReadResult, SourceFile
 from ingest.readers.registry import file_readers, unit_readers
@@ -121,7 +122,11 @@ def _no_dupes(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _no_constant(name: str) -> Any:
-    raise ValueError(f"non-standard JSON constant {name} (NaN/Infinity are not valid JSON)")
+    # SGLang's bench_serving writes its default request rate with json.dumps: `Infinity`. It is
+    # taken as inf (readers refuse it anywhere but a request rate); NaN and -Infinity never are.
+    if name == "Infinity":
+        return float("inf")
+    raise ValueError(f"non-standard JSON constant {name} (NaN/-Infinity are not valid JSON)")
 
 
 _STRICT_JSON = json.JSONDecoder(object_pairs_hook=_no_dupes, parse_constant=_no_constant)
@@ -283,7 +288,7 @@ def _read_unit(unit: Unit, run_id: str, report: IngestReport) -> _UnitOut:
                 Reject(
                     run_id,
                     src.rel,
-                    f"unrecognised {what}: no reader knows this format (see docs/schema.md for the formats paretolens reads)",
+                    f"unrecognised {what}: no reader knows this format (docs/formats.md lists the formats paretolens reads and how each is recognised)",
                     "",
                     "sniff",
                     src.sha256,
@@ -372,7 +377,15 @@ def _build_rows(
             extra_enrich.extend(o.enrich)
             # A sibling's own points (e.g. power_audit raw JSON) only fill gaps in the aggregate.
             extra_enrich.extend(
-                (src, ReadResult(enrich=_fill_only(res.points[0]))) for src, res, _ in o.results
+                (
+                    src,
+                    ReadResult(
+                        enrich={**res.enrich, **_fill_only(res.points[0])},
+                        series=res.series,
+                        consumed=res.consumed,
+                    ),
+                )
+                for src, res, _ in o.results
             )
         for o in primaries:
             enrich = o.enrich + extra_enrich
@@ -425,6 +438,15 @@ def _build_rows(
         artifacts=artifacts,
         ingested_at=now,
     )
+    frame, moved = refine_arms(batch.frame)
+    if moved:
+        batch.point_ids = [moved.get(x, x) if x else x for x in batch.point_ids]
+    frame, renamed = unique_point_ids(frame)
+    if renamed:
+        # The frame holds the accepted rows in input order: map its rows back to the inputs.
+        taken_rows = [i for i, x in enumerate(batch.point_ids) if x]
+        for row, new in renamed.items():
+            batch.point_ids[taken_rows[row]] = new
     series: list[Row] = []
     aux_ids: dict[str, dict[str, None]] = {}
     for p in pending:
@@ -462,7 +484,7 @@ def _build_rows(
     report.auxiliary.extend(
         FileOutcome(run_id, rel, tuple(ids)) for rel, ids in aux_ids.items() if rel not in taken
     )
-    return batch.frame, series
+    return frame, series
 
 
 def _account(c: Collected, run_id: str, report: IngestReport) -> None:
@@ -529,12 +551,7 @@ def ingest_paths(
     now = datetime.now(UTC)
     per_run: dict[str, tuple[list[pl.DataFrame], list[Row]]] = {}
     with tempfile.TemporaryDirectory(prefix="paretolens-ingest-") as work:
-        collected: list[tuple[str, Collected]] = []
-        for i, p in enumerate(paths):
-            wdir = Path(work) / f"in{i}"
-            wdir.mkdir()
-            c = collect(Path(p), wdir)
-            collected.append((run_id or c.default_run_id, c))
+        collected = collect_all([Path(p) for p in paths], Path(work), run_id)
         total = sum(len(c.units) for _, c in collected)
         done = 0
         for rid, c in collected:

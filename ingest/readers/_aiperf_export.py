@@ -1,10 +1,16 @@
-"""aiperf run aggregates: `profile_export_aiperf.json` (0.8 and pre-0.8) and `.csv` (formats.md §3.4).
+"""aiperf run aggregates: `profile_export_aiperf.json` (schema 1.0-1.5 and the older `records`
+export) and `.csv` (formats.md §3.4, docs/formats.d/aiperf.md).
 
-aiperf 0.8 (`schema_version` 1.2) writes one top-level object per metric; the older export nests
-them under `records{tag: {...}}` (and names TTFT `ttft`); the CSV has a `Metric,avg,...` table and
-a `Metric,Value` table. All three become one `Stat` per metric. Latencies become seconds; aiperf ITL
-is per request (e2e - ttft)/(osl - 1), so it is also the TPOT, and interactivity is 1/ITL at each
-percentile, the AgentX v3 definition (§0.4, §3.6).
+aiperf 0.3+ writes one top-level object per metric (`schema_version` 1.0 onwards; 1.2 adds
+`run_info`); the older export nests them under `records{tag: {...}}` (and names TTFT `ttft`); the
+CSV has a `Metric,avg,...` table and a `Metric,Value` table. All three become one `Stat` per metric.
+Latencies become seconds; aiperf ITL is per request (e2e - ttft)/(osl - 1), so it is also the TPOT,
+and interactivity is 1/ITL at each percentile, the AgentX v3 definition (§0.4, §3.6).
+
+The load lives in `input_config`: `loadgen.concurrency` / `loadgen.request_rate` up to aiperf 0.8,
+`phases[]` (the non-warmup phase's `concurrency` or `rate`) from the 0.9 config rewrite on.
+GenAI-Perf's `profile_export_genai_perf.json` has the same metric shape; `is_genai_perf_export`
+tells the two apart so each reader claims only its own.
 """
 
 from __future__ import annotations
@@ -183,9 +189,72 @@ def metrics_row(stats: Mapping[str, Stat], rel: str) -> Row:
     return row
 
 
+def is_genai_perf_export(doc: Any) -> bool:
+    """A GenAI-Perf `profile_export_genai_perf.json`: aiperf's metric shape, GenAI-Perf's config.
+
+    GenAI-Perf's `input_config` is its argparse namespace (top-level `model`, `service_kind`,
+    `concurrency`, ...; up to 0.0.12) or its config object (`model_names`, `perf_analyzer`; 0.0.13
+    on); aiperf's nests the model under `endpoint` or `models` and never writes those keys.
+    """
+    if not isinstance(doc, Mapping) or "schema_version" in doc or "aiperf_version" in doc:
+        return False
+    config = doc.get("input_config")
+    if not isinstance(config, Mapping):
+        return False
+    return "perf_analyzer" in config or "model_names" in config or "service_kind" in config
+
+
+def _phases(config: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    phases = config.get("phases")
+    if isinstance(phases, Mapping):  # `phases.<name>: {...}` in some config dumps
+        phases = [{"name": k, **v} for k, v in phases.items() if isinstance(v, Mapping)]
+    return [p for p in phases if isinstance(p, Mapping)] if isinstance(phases, list) else []
+
+
+def profiling_phase(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The measured phase of an aiperf 0.9+ `input_config.phases` list ({} when there is none)."""
+    measured = [
+        p
+        for p in _phases(config)
+        if not p.get("exclude_from_results") and str(p.get("name", "")).lower() != "warmup"
+    ]
+    named = [p for p in measured if str(p.get("name", "")).lower() == "profiling"]
+    return (named or measured or [{}])[0]
+
+
+def load_of(config: Mapping[str, Any], rel: str) -> tuple[int | None, float | None]:
+    """(concurrency, request rate) of an aiperf `input_config`; a rate-paced run keeps only its rate.
+
+    aiperf <= 0.8 writes `loadgen.concurrency` / `loadgen.request_rate`; 0.9+ writes `phases[]`,
+    whose measured phase has `concurrency` (type concurrency) or `rate` (poisson, constant, ...).
+    A rate with a concurrency cap is a request-rate point (its cap goes to the metadata).
+
+    Raises:
+        ParseError: when the concurrency or rate is not a positive number.
+    """
+    phase = profiling_phase(config)
+    loadgen = config.get("loadgen")
+    source = phase or (loadgen if isinstance(loadgen, Mapping) else {})
+    where = "input_config.phases" if phase else "input_config.loadgen"
+    rate = source.get("rate", source.get("request_rate"))
+    conc = source.get("concurrency")
+    if rate is not None:
+        value = rate if isinstance(rate, int | float) and not isinstance(rate, bool) else None
+        if value is None or not value > 0:
+            raise ParseError(
+                rel, f"{where}.rate", f"expected a positive request rate, got {rate!r}"
+            )
+        return None, float(value)
+    if conc is not None:
+        if isinstance(conc, bool) or not isinstance(conc, int | float) or conc != int(conc):
+            raise ParseError(rel, f"{where}.concurrency", f"expected an integer, got {conc!r}")
+        return int(conc), None
+    return None, None
+
+
 def is_profile_json(doc: Any) -> bool:
-    """An aiperf run aggregate (0.8 top-level metrics, or the older `records` object)."""
-    if not isinstance(doc, Mapping) or "metrics" in doc:
+    """An aiperf run aggregate (top-level metrics, or the older `records` object)."""
+    if not isinstance(doc, Mapping) or "metrics" in doc or is_genai_perf_export(doc):
         return False
     records = doc.get("records")
     if isinstance(records, Mapping):
@@ -197,5 +266,8 @@ def is_profile_json(doc: Any) -> bool:
 
 
 def is_profile_csv(src: SourceFile) -> bool:
-    """An aiperf `profile_export_aiperf.csv` (first table header `Metric,avg,min,max,...`)."""
-    return starts_after_bom(src.data, b"Metric,avg,")
+    """An aiperf `profile_export_aiperf.csv` (first table header `Metric,avg,min,max,...`).
+
+    GenAI-Perf's `*_genai_perf.csv` starts the same way and is left to its own reader.
+    """
+    return not src.name.endswith("_genai_perf.csv") and starts_after_bom(src.data, b"Metric,avg,")

@@ -84,7 +84,9 @@ class Fields:
         except OverflowError as exc:
             raise self.error(key, "number is too large") from exc
         if not math.isfinite(out):
-            raise self.error(key, f"expected a finite number, got {value!r}")
+            raise self.error(
+                key, f"expected a finite number, got {value!r} (a JSON Infinity or 1e400 literal)"
+            )
         return out
 
     def int_(self, key: str, *, required: bool = False) -> int | None:

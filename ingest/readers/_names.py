@@ -136,3 +136,36 @@ def parse_name(name: str) -> NameFacts:
     if runner is not None:
         facts["runner"] = runner
     return NameFacts(**facts)
+
+
+# Every InferenceX aggregate key that has been renamed, in one place: canonical field -> the keys
+# that have carried it, newest first. A future rename is one more string here.
+FIELD_ALIASES: dict[str, tuple[str, ...]] = {
+    # process_agentic_result.py: `users` until the USERS -> CONC rename (e92a9bf97, 2026-05-17).
+    "conc": ("conc", "users"),
+    # v1.0 nested rows (303669b0e, 2026-07-02) say kv_offloading; the flat v0.x rows `offloading`;
+    # the kv-cache-tester rows `offload_mode` (on/off).
+    "kv_offloading": ("kv_offloading", "offloading", "offload_mode"),
+    # kv-cache-tester called end-to-end latency ttlt (time to last token).
+    "e2el": ("e2el", "ttlt"),
+    "median": ("median", "p50"),
+}
+
+
+def alias_key(doc: Any, field: str) -> str | None:
+    """The key of `doc` that carries `field` (per FIELD_ALIASES), or None when none is present."""
+    if not isinstance(doc, dict):
+        return None
+    return next((k for k in FIELD_ALIASES.get(field, (field,)) if doc.get(k) is not None), None)
+
+
+def missing_key_reason(reader: str, field: str, doc: Any) -> str:
+    """A reject reason naming the field, the reader, the keys it accepts and the keys found."""
+    accepted = ", ".join(FIELD_ALIASES.get(field, (field,)))
+    found = sorted(doc) if isinstance(doc, dict) else []
+    shown = ", ".join(found[:40]) + (f", ... ({len(found)} keys)" if len(found) > 40 else "")
+    return (
+        f"{reader}: required field {field!r} is missing (accepted keys: {accepted}); "
+        f"keys found: {shown or 'none'}. If InferenceX renamed it, add the new key to "
+        f"ingest.readers._names.FIELD_ALIASES[{field!r}]"
+    )

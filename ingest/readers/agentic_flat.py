@@ -1,9 +1,15 @@
-"""Reader for the older flat agentic aggregates (pre-aiperf kv-cache-tester trace replay).
+"""Reader for the flat agentic aggregates (everything before the nested v1.0 rows of 2026-07-02).
 
-Found in InferenceX history under `experimental/multiturn/.../pareto_input/bmk_agentic_*`: one flat
-object with `users` (the concurrency), `offload_mode` on/off, `{mean,median,p90,p99,p99.9}` of
-`qps`, `ttft`, `ttlt` (time to last token, i.e. end-to-end latency) and `itl` in seconds, and
-per-GPU throughput. Its `itl` is the per-request decode latency (the run's summary.csv calls the
+Two generations share this reader; renamed keys resolve through `_names.FIELD_ALIASES`:
+
+* kv-cache-tester rows (`experimental/multiturn/.../pareto_input/bmk_agentic_*`): `users` (the
+  concurrency), `offload_mode` on/off, `{mean,median,p90,p99,p99.9}` of `qps`, `ttft`, `ttlt`
+  (time to last token, i.e. end-to-end latency) and `itl` in seconds.
+* `utils/process_agentic_result.py` v0.1-v0.3 (2026-05-01 .. 2026-07-02): `conc`, `offloading`
+  (none/cpu/dram/...), `scenario_type: agentic-coding`, `{mean,median,p90,p99,p99.9,std}` (v0.1) or
+  `{mean,p75,p90,p95,std}` (v0.2 aiperf, v0.3) of `qps`, `ttft`, `e2el`, `itl`, `tpot`, `intvty`.
+
+Both carry per-GPU throughput (`tput_per_gpu`, total tokens / duration / GPUs). Its `itl` is the per-request decode latency (the run's summary.csv calls the
 same numbers TPOT), so it fills both the itl and tpot columns, and interactivity is 1 / pXX ITL
 unless the row carries its own `*_intvty`, which in these ledgers is the pXX of per-request 1/ITL
 (the fast tail, formats.md 0.4).
@@ -13,33 +19,47 @@ from __future__ import annotations
 
 from typing import Any
 
+from ingest.errors import ParseError
 from ingest.readers._common import Fields, put, read_identity, read_topology, warn
-from ingest.readers._names import parse_name
+from ingest.readers._names import FIELD_ALIASES, alias_key, missing_key_reason, parse_name
 from ingest.readers.base import ReadResult, Row, SourceFile
-from ingest.schema import Col
+from ingest.schema import STATS, Col
 
 AGENTIC = "agentic-coding"
-_STATS = ("mean", "median", "p90", "p99", "p99.9")
+READER = "agentic_flat"
+_STATS = STATS
+# offload_mode on/off (kv-cache-tester); `offloading`/`kv_offloading` already name the tier.
 _OFFLOAD = {"on": "dram", "off": "none"}
 
 
 def is_agentic_flat(doc: Any) -> bool:
-    """An older flat agentic row: `users` or `offload_mode`, and no nested request_metrics."""
-    return (
-        isinstance(doc, dict)
-        and "hw" in doc
-        and ("users" in doc or "offload_mode" in doc)
-        and "request_metrics" not in doc
-        and doc.get("scenario_type", AGENTIC) == AGENTIC
-    )
+    """A flat agentic row: agentic identity at the top level and no nested request_metrics."""
+    if not isinstance(doc, dict) or "hw" not in doc or "request_metrics" in doc:
+        return False
+    scenario = doc.get("scenario_type")
+    if scenario is not None and scenario != AGENTIC:
+        return False
+    if "users" in doc or "offload_mode" in doc:
+        return True
+    # process_agentic_result.py v0.x: explicit scenario, no isl/osl.
+    return scenario == AGENTIC and "isl" not in doc
+
+
+def _stat_key(f: Fields, stat: str, metric: str) -> str:
+    """`<stat>_<metric>` under whichever alias of the stat and the metric the row carries."""
+    for s in FIELD_ALIASES.get(stat, (stat,)):
+        for m in FIELD_ALIASES.get(metric, (metric,)):
+            if f.has(f"{s}_{m}"):
+                return f"{s}_{m}"
+    return f"{stat}_{metric}"
 
 
 def _latencies(f: Fields, row: Row) -> None:
-    carried = [stat for stat in _STATS if f.has(f"{stat}_intvty")]
+    carried = [stat for stat in _STATS if f.has(_stat_key(f, stat, "intvty"))]
     for stat in _STATS:
-        put(row, Col(f"{stat}_ttft"), f.num(f"{stat}_ttft"))
-        put(row, Col(f"{stat}_e2el"), f.num(f"{stat}_ttlt"))
-        itl = f.num(f"{stat}_itl")
+        put(row, Col(f"{stat}_ttft"), f.num(_stat_key(f, stat, "ttft")))
+        put(row, Col(f"{stat}_e2el"), f.num(_stat_key(f, stat, "e2el")))
+        itl = f.num(_stat_key(f, stat, "itl"))
         put(row, Col(f"{stat}_itl"), itl)
         if not carried:
             put(row, Col(f"{stat}_tpot"), itl)
@@ -51,7 +71,7 @@ def _latencies(f: Fields, row: Row) -> None:
     # tpot stays empty here: normalize would fill the missing stats with 1 / tpot, mixing two
     # interactivity definitions in one row.
     for stat in carried:
-        put(row, Col(f"{stat}_intvty"), f.num(f"{stat}_intvty"))
+        put(row, Col(f"{stat}_intvty"), f.num(_stat_key(f, stat, "intvty")))
     put(row, Col.INTVTY_DEFINITION, "percentile_of_inverse")
 
 
@@ -65,12 +85,21 @@ def read_agentic_flat(src: SourceFile, doc: Any) -> Row:
     row: Row = {Col.SCHEMA_VARIANT.value: "agentic_flat", Col.SCENARIO.value: AGENTIC}
     read_identity(f, row)
     read_topology(f, row)
-    put(row, Col.CONC, f.pos_int("users"))
-    mode = f.str_("offload_mode")
-    if mode is not None:
+    conc_key = alias_key(doc, "conc")
+    if conc_key is None and parse_name(src.rel).conc is None:
+        raise ParseError(src.rel, "conc", missing_key_reason(READER, "conc", doc))
+    if conc_key is not None:
+        put(row, Col.CONC, f.pos_int(conc_key))
+    mode_key = alias_key(doc, "kv_offloading")
+    mode = None if mode_key is None else f.str_(mode_key)
+    if mode is not None and mode_key == "offload_mode":
         if mode.lower() not in _OFFLOAD:
             raise f.error("offload_mode", f"expected 'on' or 'off', got {mode!r}")
         put(row, Col.KV_OFFLOADING, _OFFLOAD[mode.lower()])
+    elif mode:
+        put(row, Col.KV_OFFLOADING, mode.lower())
+    if alias_key(doc, "tput_per_gpu") is None:
+        raise ParseError(src.rel, "tput_per_gpu", missing_key_reason(READER, "tput_per_gpu", doc))
     ok, total = f.int_("num_requests_successful"), f.int_("num_requests_total")
     if ok is not None and ok < 0:
         raise f.error("num_requests_successful", f"expected a non-negative count, got {ok}")
@@ -102,7 +131,7 @@ def read_agentic_flat(src: SourceFile, doc: Any) -> Row:
 class AgenticFlatReader:
     """Older flat agentic aggregates (`users`, `offload_mode`, `*_ttlt`)."""
 
-    name = "agentic_flat"
+    name = READER
 
     def sniff(self, src: SourceFile, doc: Any) -> bool:
         return is_agentic_flat(doc)

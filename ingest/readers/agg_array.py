@@ -2,7 +2,8 @@
 
 `utils/collect_results.py` loads every `*.json` of the downloaded `bmk_*` artifacts into one JSON
 array, so it mixes flat fixed-sequence rows and nested AgentX rows and keeps retries (formats.md 6).
-Each element goes to the row reader of its shape. An element that cannot be read, or that would
+InferenceX-app's manual-sweep uploads wrap the same rows as `{"benchmarks": [...], "evaluations":
+[...]}`; the `benchmarks` array is read the same way (evaluations are not points). Each element goes to the row reader of its shape. An element that cannot be read, or that would
 fail the data contract, becomes a `RowReject` naming its index; the other elements are kept.
 """
 
@@ -40,6 +41,24 @@ def _row_reader(element: Any) -> _RowReader | None:
     return next((r for r in _ROW_READERS if r.sniff(element)), None)
 
 
+def _rows_of(doc: Any) -> list[Any] | None:
+    """The aggregate rows of an `agg_bmk.json` array or a `{"benchmarks": [...]}` container."""
+    if isinstance(doc, list):
+        return doc
+    if isinstance(doc, dict) and isinstance(doc.get("benchmarks"), list):
+        return list(doc["benchmarks"])
+    return None
+
+
+def _unknown_row(element: Any) -> str:
+    keys = sorted(element)[:30] if isinstance(element, dict) else []
+    what = f"keys found: {', '.join(keys)}" if keys else f"a JSON {type(element).__name__}"
+    return (
+        "agg_array: not a fixed-sequence (process_result.py: hw, tp, tput_per_gpu) or agentic "
+        f"(scenario_type agentic-coding, request_metrics or conc) aggregate row; {what}"
+    )
+
+
 def _checked(src: SourceFile, element: Any, reader: _RowReader) -> tuple[Row, str]:
     """The partial row and its identity (arm and conc), or ParseError/SchemaError."""
     row = reader.read(src, element)
@@ -61,19 +80,22 @@ class AggArrayReader:
     name = "agg_array"
 
     def sniff(self, src: SourceFile, doc: Any) -> bool:
-        return isinstance(doc, list) and any(_row_reader(e) is not None for e in doc)
+        rows = _rows_of(doc)
+        return rows is not None and any(_row_reader(e) is not None for e in rows)
 
     def read(self, src: SourceFile, doc: Any) -> ReadResult:
-        if not isinstance(doc, list):
-            raise ParseError(src.rel, "", "expected a JSON array of aggregate rows")
+        rows = _rows_of(doc)
+        if rows is None:
+            raise ParseError(
+                src.rel, "", 'expected a JSON array of aggregate rows or {"benchmarks": [...]}'
+            )
         result = ReadResult()
         seen_bodies: dict[str, int] = {}
         seen_points: dict[str, int] = {}
-        for i, element in enumerate(doc):
+        for i, element in enumerate(rows):
             reader = _row_reader(element)
             if reader is None:
-                reason = "not a fixed-sequence (process_result.py) or agentic aggregate row"
-                result.rejects.append(RowReject("", reason, str(i)))
+                result.rejects.append(RowReject("", _unknown_row(element), str(i)))
                 continue
             body = json.dumps(element, sort_keys=True)
             if body in seen_bodies:

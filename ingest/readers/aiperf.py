@@ -23,11 +23,13 @@ from ingest.readers import server_metrics
 from ingest.readers._aiperf_export import (
     is_profile_csv,
     is_profile_json,
+    load_of,
     metrics_row,
+    profiling_phase,
     stats_from_csv,
     stats_from_json,
 )
-from ingest.readers._metrics_common import identity_from_name, unit_dir_name
+from ingest.readers._metrics_common import identity_from_name, parse_float, unit_dir_name
 from ingest.readers.base import ReadResult, Row, SourceFile
 from ingest.readers.server_log import spec_from_log
 from ingest.readers.vllm_command import (
@@ -66,19 +68,84 @@ def _load_json(src: SourceFile) -> Any:
         raise ParseError(src.rel, "", f"invalid JSON: {exc}") from exc
 
 
+def _model(config: Mapping[str, Any]) -> str | None:
+    # <= 0.8: endpoint.model_names[]; 0.9+: models.items[].name (or a bare list of names).
+    endpoint, models = config.get("endpoint", {}), config.get("models")
+    names = endpoint.get("model_names") if isinstance(endpoint, Mapping) else None
+    if isinstance(models, Mapping):
+        models = models.get("items")
+    if not names and isinstance(models, list):
+        names = [m.get("name") if isinstance(m, Mapping) else m for m in models]
+    return str(names[0]) if isinstance(names, list) and names and names[0] else None
+
+
+def _metadata(profile: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+    """What the export says beyond the canonical columns (versions, run_info, load shape)."""
+    meta: dict[str, Any] = {
+        k: profile[k]
+        for k in ("schema_version", "aiperf_version", "benchmark_id")
+        if isinstance(profile.get(k), str)
+    }
+    run_info = profile.get("run_info")
+    if isinstance(run_info, Mapping):
+        meta["run_info"] = {k: v for k, v in run_info.items() if k != "benchmark_id"}
+    elif isinstance(config.get("cli_command"), str):
+        meta["cli_command"] = config["cli_command"]
+    phase = profiling_phase(config)
+    loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), Mapping) else {}
+    shape = phase or loadgen
+    for key, ours in (
+        ("type", "load_type"),
+        ("request_rate_mode", "load_type"),
+        ("arrival_pattern", "arrival_pattern"),
+        ("requests", "request_count"),
+        ("request_count", "request_count"),
+        ("duration", "benchmark_duration_s"),
+        ("benchmark_duration", "benchmark_duration_s"),
+    ):
+        if isinstance(shape, Mapping) and shape.get(key) is not None:
+            meta.setdefault(ours, shape[key])
+    if isinstance(shape, Mapping) and shape.get("rate") is not None and shape.get("concurrency"):
+        meta["concurrency_cap"] = shape["concurrency"]  # rate-paced with a concurrency limit
+    endpoint = config.get("endpoint")
+    if isinstance(endpoint, Mapping):
+        for key in ("type", "streaming"):
+            if endpoint.get(key) is not None:
+                meta[f"endpoint_{key}"] = endpoint[key]
+    datasets = config.get("datasets")
+    if isinstance(datasets, list):
+        names = [d.get("dataset") or d.get("type") for d in datasets if isinstance(d, Mapping)]
+        meta["datasets"] = [str(n) for n in names if n]
+    tokenizer = config.get("tokenizer")
+    if isinstance(tokenizer, Mapping) and isinstance(tokenizer.get("name"), str):
+        meta["tokenizer"] = tokenizer["name"]
+    return meta
+
+
 def _identity(
-    files: list[SourceFile], config: Mapping[str, Any], by_kind: Mapping[str, SourceFile]
+    files: list[SourceFile],
+    config: Mapping[str, Any],
+    by_kind: Mapping[str, SourceFile],
+    rel: str,
 ) -> Row:
     row = identity_from_name(unit_dir_name(files))
-    endpoint, loadgen = config.get("endpoint", {}), config.get("loadgen", {})
-    models = endpoint.get("model_names") if isinstance(endpoint, Mapping) else None
-    if isinstance(models, list) and models:
-        row[Col.MODEL] = str(models[0])
-    if isinstance(loadgen, Mapping) and loadgen.get("concurrency") is not None:
-        row[Col.CONC] = loadgen["concurrency"]
+    if (model := _model(config)) is not None:
+        row[Col.MODEL] = model
+    conc, rate = load_of(config, rel)
+    if conc is not None:
+        row[Col.CONC] = conc
+    if rate is not None:
+        row[Col.REQUEST_RATE] = rate
+        row.pop(Col.CONC, None)  # a rate-paced point: its load coordinate is the rate
     if "client" in by_kind:
         flags = parse_flags(split_command(by_kind["client"].text(), by_kind["client"].rel))
-        row.setdefault(Col.CONC, flags.get("concurrency"))
+        if row.get(Col.REQUEST_RATE) is None and flags.get("request-rate") is not None:
+            row[Col.REQUEST_RATE] = parse_float(
+                str(flags["request-rate"]), by_kind["client"].rel, "--request-rate"
+            )
+            row.pop(Col.CONC, None)
+        elif row.get(Col.REQUEST_RATE) is None:
+            row.setdefault(Col.CONC, flags.get("concurrency"))
         row.setdefault(Col.MODEL, flags.get("model"))
     inputs = config.get("input", {}) if isinstance(config.get("input"), Mapping) else {}
     agentic = bool(inputs.get("public_dataset") or inputs.get("conversation")) or "agentx" in str(
@@ -203,15 +270,13 @@ class AiperfTreeReader:
         # The first consumed file is the one the pipeline names as the point's source.
         consumed = [source.rel, *sorted(s.rel for s in kinds.values() if s is not source)]
         unit = unit_dir_name(files)
-        if _inside_raw_artifact(files):
-            notes.append(
-                f"{unit}: InferenceX raw tree; its point is the bmk_agentic_ aggregate of the "
-                "same run, which these columns enrich"
-            )
-            return ReadResult(enrich=enrich, series=series, notes=notes, consumed=consumed)
-        config = profile.get("input_config")
-        point = _identity(files, config if isinstance(config, Mapping) else {}, kinds)
+        raw_tree = _inside_raw_artifact(files)
+        raw_config = profile.get("input_config")
+        config: Mapping[str, Any] = raw_config if isinstance(raw_config, Mapping) else {}
+        point = _identity(files, config, kinds, source.rel)
         point.update(metrics_row(stats, source.rel))
+        if meta := _metadata(profile, config):
+            point[Col.METADATA] = meta
         for key, value in topology_columns(flags, kinds["serve"].rel).items() if flags else ():
             point.setdefault(key, value)
         point.update(enrich)
@@ -224,6 +289,12 @@ class AiperfTreeReader:
                 f"{unit}: no vllm_command.txt beside the aiperf export and the directory name is "
                 "not an InferenceX RESULT_FILENAME, so the GPU count is unknown; add the server "
                 "command line or ingest the run's aggregate to get per-GPU throughput"
+            )
+        if raw_tree:
+            # The bmk_agentic_ aggregate of the same run is the point when it is there (these
+            # columns then enrich it); without it, this tree's own point stands.
+            return ReadResult(
+                points=[point], enrich=enrich, series=series, notes=notes, consumed=consumed
             )
         return ReadResult(points=[point], series=series, notes=notes, consumed=consumed)
 

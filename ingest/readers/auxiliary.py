@@ -198,6 +198,16 @@ KINDS: tuple[Kind, ...] = (
         "CI run_stats.json (jobs succeeded per hardware): run health, not a point",
     ),
     Kind(
+        "documentation",
+        lambda s, d: (
+            d is None
+            and s.name.lower().endswith((".md", ".markdown", ".rst"))
+            and b"\x00" not in s.data[:4096]
+        ),
+        "documentation (Markdown/reST, e.g. a README or PROVENANCE note beside the results): "
+        "nothing to store",
+    ),
+    Kind(
         "text_log",
         lambda s, d: (
             d is None

@@ -13,7 +13,9 @@ from ingest.readers.base import FileReader, UnitReader
 
 # Unit readers claim several files of one directory and run before file readers.
 UNIT_MODULES: tuple[str, ...] = (
+    "ingest.readers.vllm_sweep",
     "ingest.readers.vllm_capture",
+    "ingest.readers.genai_perf",
     "ingest.readers.aiperf",
     "ingest.readers.multiturn",
     "ingest.readers.prometheus",
@@ -24,6 +26,7 @@ FILE_MODULES: tuple[str, ...] = (
     "ingest.readers.together",
     "ingest.readers.agentic",
     "ingest.readers.agg_fixed",
+    "ingest.readers.sglang_bench",
     "ingest.readers.bench_serving",
     "ingest.readers.agg_array",
     "ingest.readers.point_sidecar",

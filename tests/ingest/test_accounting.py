@@ -95,7 +95,9 @@ def test_ingest_json_names_one_outcome_for_every_file(tmp_path: Path) -> None:
     # The store keeps the ignored file with its reason beside the rejects; the catalog counts
     # only the rejects.
     rej = Store(store).rejects(["r"])
-    outcome = dict(zip(rej.get_column(RejectCol.PATH), rej.get_column(RejectCol.OUTCOME)))
+    outcome = dict(
+        zip(rej.get_column(RejectCol.PATH), rej.get_column(RejectCol.OUTCOME), strict=True)
+    )
     assert outcome == {"broken.json": "rejected"} | dict.fromkeys(ignored, "ignored")
     listed = CliRunner().invoke(
         app, ["rejects", "--run", "r", "--store", str(store), "--format", "json"]

@@ -127,6 +127,16 @@ def test_cli_fetch_json_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         assert res.exit_code in (0, 1), res.output
         doc = json.loads(res.stdout)
         assert doc["runs"] == [RUN] and doc["accepted"] == 5
-        assert set(doc) == {"runs", "accepted", "duplicates", "rejected"}
+        assert set(doc) == {
+            "runs",
+            "accepted",
+            "duplicates",
+            "accepted_files",
+            "duplicate_files",
+            "auxiliary",
+            "rejected",
+            "ignored",
+        }
+        assert sum(len(f["points"]) for f in doc["accepted_files"]) == 5
         assert "ghp_secret" not in res.output
         assert pl.DataFrame(Store(tmp_path).runs()).height == 1

@@ -104,8 +104,12 @@ def test_constructed_png_and_perf_changelog() -> None:
 
 
 def test_registry_runs_the_unit_readers_first_and_auxiliary_last() -> None:
-    assert UNIT_MODULES[:4] == (
+    # The sweep tree first (its run=N.json files are vLLM results the file reader would take
+    # one by one), GenAI-Perf before aiperf (their exports start alike).
+    assert UNIT_MODULES == (
+        "ingest.readers.vllm_sweep",
         "ingest.readers.vllm_capture",
+        "ingest.readers.genai_perf",
         "ingest.readers.aiperf",
         "ingest.readers.multiturn",
         "ingest.readers.prometheus",
