@@ -348,6 +348,52 @@ def _derive(row: Row) -> None:
         and dtoks > 0
     ):
         row[Col.DRAFT_ACCEPTANCE_RATE] = float(acc) / float(dtoks)
+    _spec_from_measurements(row)
+
+
+_SPEC_DETECTED = "detected"
+
+
+def _spec_measured(row: Mapping[str, Any]) -> bool:
+    """The point's own counters say speculative decoding ran: drafts were proposed, or an
+    acceptance length was measured."""
+    drafts, dtoks = row.get(Col.SPEC_DRAFTS), row.get(Col.SPEC_DRAFT_TOKENS)
+    return (
+        (isinstance(drafts, int | float) and drafts > 0)
+        or (isinstance(dtoks, int | float) and dtoks > 0)
+        or row.get(Col.AL_MEASURED) is not None
+    )
+
+
+def _spec_from_measurements(row: Row) -> None:
+    """Speculative decoding recognised from the measurements, not only from labels.
+
+    A point labelled `none` (or not labelled) whose counters show drafting gets
+    `spec_decoding = "detected"` (the method is not known) and a warning; K is
+    draft tokens / drafts when no configuration says it.
+    """
+    if not _spec_measured(row):
+        return
+    if row.get(Col.SPEC_DECODING) in (None, "none"):
+        said = row.get(Col.SPEC_DECODING)
+        row[Col.SPEC_DECODING] = _SPEC_DETECTED
+        al = row.get(Col.AL_MEASURED)
+        evidence = f"measured AL {al:.2f}" if isinstance(al, float) else "draft counters"
+        row[Col.WARNINGS] = [
+            *(row.get(Col.WARNINGS) or []),
+            f"speculative decoding recognised from the measurements ({evidence}) although "
+            f"{'the labels said none' if said == 'none' else 'no label said so'}; method unknown",
+        ]
+    drafts, dtoks = row.get(Col.SPEC_DRAFTS), row.get(Col.SPEC_DRAFT_TOKENS)
+    if (
+        row.get(Col.NUM_SPEC_TOKENS) is None
+        and isinstance(drafts, int | float)
+        and isinstance(dtoks, int | float)
+        and drafts > 0
+    ):
+        k = float(dtoks) / float(drafts)
+        if abs(k - round(k)) < 1e-6 and round(k) >= 1:
+            row[Col.NUM_SPEC_TOKENS] = round(k)
 
 
 def _check(row: Row) -> None:
@@ -806,6 +852,17 @@ def _checks(live: set[str]) -> list[pl.Expr]:
         return [pl.col(str(c)) for c in names if str(c) in live]
 
     out: list[pl.Expr] = []
+    # A point whose counters show speculative decoding takes the row path, which recognises it
+    # (`_spec_from_measurements`).
+    measured = cols([Col.SPEC_DRAFTS, Col.SPEC_DRAFT_TOKENS, Col.AL_MEASURED])
+    if measured:
+        unlabelled = _c(Col.SPEC_DECODING).is_null() | (_c(Col.SPEC_DECODING) == "none")
+        no_k = _c(Col.NUM_SPEC_TOKENS).is_null() if str(Col.NUM_SPEC_TOKENS) in live else True
+        out.append(
+            (pl.any_horizontal(e.is_not_null() for e in measured) & (unlabelled | no_k)).fill_null(
+                True
+            )
+        )
     conc = _c(Col.CONC) if str(Col.CONC) in live else pl.lit(None, dtype=pl.Int64)
     # A request-rate point (conc null) takes the row path, which checks its rate.
     out.append(conc.is_null() | (conc <= 0))

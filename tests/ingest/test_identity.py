@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from analysis.confounds import confounds
 from ingest.identity import splitting_flags
@@ -93,3 +94,30 @@ def test_two_models_never_dominate_each_other(tmp_path: Path) -> None:
         for d in r["dominated_by"] or []
     ]
     assert pairs and all(a == b for a, b in pairs)
+
+
+def test_spec_decoding_is_recognised_from_the_measurements_and_checked(tmp_path: Path) -> None:
+    from analysis.acceptance import check_acceptance, load_golden_tables
+
+    # A real vLLM 0.25.1 `bench serve` result of Qwen3.8-27B with spec_decode_* counters and no
+    # label saying speculative decoding ran (it used to be stored as "no spec").
+    spec = (
+        ROOT
+        / "tests"
+        / "fixtures"
+        / "wild"
+        / "vllm_bench_serve"
+        / "bench_serve_spec_decode_v0.25.1"
+    )
+    st = Store(tmp_path)
+    ingest_paths([spec], st, run_id="spec")
+    row = st.points(["spec"]).row(0, named=True)
+    assert row[Col.SPEC_DECODING] == "detected"
+    # K = 3780 draft tokens / 1260 drafts = 3; AL = 1 + 2723 accepted / 1260 drafts = 3.1611
+    assert row[Col.NUM_SPEC_TOKENS] == 3
+    assert row[Col.AL_MEASURED] == pytest.approx(1 + 2723 / 1260)
+    assert "DETECTED K=3" in row[Col.ARM_LABEL]
+    checks = check_acceptance(st.points(["spec"]), load_golden_tables(ROOT / "data" / "golden_al"))
+    assert checks.height == 1
+    # No golden table for Qwen3.8: a warning, not a skip; AL is within [1, K+1].
+    assert checks.get_column("verdict").to_list() == ["warn"]

@@ -181,12 +181,14 @@ def test_accept_length_and_the_speculative_method_from_server_info() -> None:
     assert row[Col.AL_MEASURED] == pytest.approx(2.87) and row[Col.AL_SOURCE] == "bench_json"
     assert (row[Col.SPEC_DECODING], row[Col.SPEC_METHOD]) == ("mtp", "eagle3")
     assert (row[Col.NUM_SPEC_TOKENS], row[Col.DRAFT_MODEL]) == (3, "lmsys/sglang-EAGLE3-Qwen2.5-3B")
-    # without server_info the line does not say which method: AL only, spec left to identity
+    # without server_info the line does not say which method: the measured AL says spec
+    # decoding ran (normalize: "detected", method unknown, with a warning)
     bare = _with(base, accept_length=2.87)
     del bare["server_info"]
     _res, (row,) = read_all(SGL, src, JsonDocs((bare,), (1,)))
     assert row[Col.AL_MEASURED] == pytest.approx(2.87)
-    assert row[Col.SPEC_METHOD] is None and row[Col.SPEC_DECODING] == "none"
+    assert row[Col.SPEC_METHOD] is None and row[Col.SPEC_DECODING] == "detected"
+    assert any("measured AL 2.87" in w for w in row[Col.WARNINGS])
 
 
 def test_a_bad_line_is_rejected_with_its_number_and_the_others_ingest(tmp_path: Path) -> None:
