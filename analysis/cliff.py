@@ -51,8 +51,9 @@ class CliffParams:
     ttft_ratio, ttft_floor_s: a point past the knee whose `ttft` exceeds
         max(ttft_ratio x the knee's value, ttft_floor_s) is post-cliff (10x and 10 s: queueing,
         not prefill cost; agentic prefill of 100k-token prompts alone takes seconds).
-    error_rate: a point past the knee with a higher error rate is post-cliff (0.05; points
-        above the `invalid` threshold, 0.10, are invalid instead).
+    error_rate: a point past the knee with a higher error rate is post-cliff (0.05), also one
+        above the `invalid` threshold (0.10): the load broke the server. A point with a failing
+        error rate at or before the knee is invalid instead.
     tput, ttft: the throughput and TTFT columns the rules read.
     """
 
@@ -134,11 +135,18 @@ class ArmCliffs:
 def cliff_frame(points: pl.DataFrame, params: CliffParams) -> pl.DataFrame:
     """The columns the cliff rules read: `conc` (the load: concurrency, else request rate),
     `__t`, `__ttft`, `__err` (floats)."""
+    by_rate = (
+        pl.col(Col.CONC).is_null() & pl.col(Col.REQUEST_RATE).is_not_null()
+        if Col.REQUEST_RATE in points.columns
+        else pl.lit(False)
+    )
     return points.select(
         load_values(points),
+        by_rate.alias("__by_rate"),
         pl.col(params.tput).cast(pl.Float64).alias("__t"),
         pl.col(params.ttft).cast(pl.Float64).alias("__ttft"),
-        pl.col(Col.ERROR_RATE).cast(pl.Float64).alias("__err"),
+        # 1 - 95/100 is 0.05000000000000004: compare error rates at 9 decimals, not float noise.
+        pl.col(Col.ERROR_RATE).cast(pl.Float64).round(9).alias("__err"),
     )
 
 
@@ -279,6 +287,16 @@ def _limit(params: CliffParams) -> pl.Expr:
     return pl.max_horizontal(pl.col("__knee_ttft") * params.ttft_ratio, pl.lit(params.ttft_floor_s))
 
 
+def _at(col: str) -> pl.Expr:
+    """A load in evidence text: `c16` for a concurrency, `16 req/s` for a request rate."""
+    value = pl.col(col)
+    return (
+        pl.when(pl.col("__by_rate"))
+        .then(pl.format("{} req/s", value))
+        .otherwise(pl.format("c{}", value.cast(pl.Int64, strict=False)))
+    )
+
+
 def _evidence(params: CliffParams) -> pl.Expr:
     t = pl.col("__t")
     limit = _limit(params)
@@ -286,7 +304,7 @@ def _evidence(params: CliffParams) -> pl.Expr:
         pl.when(pl.col("__knee_ttft") * params.ttft_ratio > params.ttft_floor_s)
         .then(
             pl.format(
-                f"{{}} s ({params.ttft_ratio:g} x knee c{{}})", limit.round(1), pl.col("knee_conc")
+                f"{{}} s ({params.ttft_ratio:g} x knee {{}})", limit.round(1), _at("knee_conc")
             )
         )
         .otherwise(pl.lit(f"{params.ttft_floor_s:g} s floor"))
@@ -295,10 +313,10 @@ def _evidence(params: CliffParams) -> pl.Expr:
         [
             pl.when("__low").then(
                 pl.format(
-                    f"{_label(params.tput)} {{}} < {params.tput_fraction:g} x {{}} (c{{}})",
+                    f"{_label(params.tput)} {{}} < {params.tput_fraction:g} x {{}} ({{}})",
                     t.round(1),
                     pl.col("__prev").round(1),
-                    pl.col("__best_conc"),
+                    _at("__best_conc"),
                 )
             ),
             pl.when("__slow").then(

@@ -125,6 +125,12 @@ def _problem(arm: ArmPlan, top: dict[str, Any], template: Any, existing: Any) ->
             f"a request-rate sweep (request rates {rates} req/s): InferenceX search spaces "
             "run concurrencies only (conc-list)"
         )
+    if ident.get("spec_decoding") not in (None, "none", "mtp", "draft_model"):
+        return (
+            f"spec-decoding {ident.get('spec_decoding')!r} (recognised from the measurements, "
+            "method unknown): InferenceX takes none, mtp or draft_model; ingest with "
+            "--set spec_decoding=mtp (or draft_model) to say which"
+        )
     if arm.scenario != "agentic-coding" and arm.isl is None:
         return "fixed-seq-len arm without isl/osl"
     offload = ident.get("kv_offloading", "none") != "none"

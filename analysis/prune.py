@@ -8,6 +8,7 @@ judged on what is left, against the point's comparison-group envelope.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -140,16 +141,27 @@ def invalid_reasons(points: pl.DataFrame, x: str, y: str, max_error_rate: float)
     return points.select(pl.when(rules != "").then(rules).alias("invalid")).to_series()
 
 
-def invalid_mask(points: pl.DataFrame, x: str, y: str, max_error_rate: float) -> BoolArray:
-    """True where `invalid_reasons` names a reason (without building the strings)."""
-    conds = [cond for cond, _ in _run_checks(max_error_rate)]
+def invalid_mask(
+    points: pl.DataFrame, x: str, y: str, max_error_rate: float, *, errors: bool = True
+) -> BoolArray:
+    """True where `invalid_reasons` names a reason (without building the strings); with
+    `errors=False`, only the measurements that cannot be placed at all (axes, no successes)."""
+    checks = _run_checks(max_error_rate) if errors else _run_checks(max_error_rate)[1:]
+    conds = [cond for cond, _ in checks]
     bad = pl.any_horizontal(axis_unusable(x, y), *conds).fill_null(False)
     mask: BoolArray = points.select(bad).to_series().to_numpy()
     return mask
 
 
+def _error_mask(points: pl.DataFrame, max_error_rate: float) -> BoolArray:
+    cond, _ = _run_checks(max_error_rate)[0]
+    mask: BoolArray = points.select(cond.fill_null(False)).to_series().to_numpy()
+    return mask
+
+
 def _run_checks(max_error_rate: float) -> list[Check]:
-    """The checks of how a point's benchmark went (each names its own reason)."""
+    """The checks of how a point's benchmark went (each names its own reason); the error-rate
+    check first (a point past its arm's knee with a high error rate is post-cliff instead)."""
     err = pl.col(Col.ERROR_RATE)
     return [
         (err > max_error_rate, pl.format(f"error rate {{}} > {max_error_rate:g}", err.round(3))),
@@ -191,6 +203,7 @@ def analyze_points(
     """
     better(x), better(y)  # raise early on a non-metric axis
     x, y, group_by = str(x), str(y), tuple(str(c) for c in group_by)
+    cliff = _cliff_throughput(points, y, cliff)
     ident = [c for c in (*IDENTITY_COLUMNS, *CONTEXT_COLUMNS) if c in points.columns]
     # The judgement works on integer codes and numpy arrays in output order; the identity
     # columns are gathered once, at the end.
@@ -233,6 +246,32 @@ class _Judged:
     judgement: Judgement
 
 
+_THROUGHPUTS = frozenset(
+    str(c)
+    for c in (
+        Col.TPUT_PER_GPU,
+        Col.OUTPUT_TPUT_PER_GPU,
+        Col.TOTAL_TPUT,
+        Col.OUTPUT_TPUT,
+        Col.INPUT_TPUT,
+        Col.REQUEST_THROUGHPUT,
+    )
+)
+
+
+def _cliff_throughput(points: pl.DataFrame, y: str, cliff: CliffParams) -> CliffParams:
+    """The cliff rules read the chart's throughput when theirs was never measured (no GPU count:
+    no per-GPU throughput, so a total-throughput chart would otherwise find no knee)."""
+    tput = cliff.tput
+    if (
+        y != tput
+        and y in _THROUGHPUTS
+        and (tput not in points.columns or points.get_column(tput).null_count() == points.height)
+    ):
+        return dataclasses.replace(cliff, tput=y)
+    return cliff
+
+
 def _judge_rows(
     points: pl.DataFrame,
     sets: ArmSets,
@@ -244,8 +283,11 @@ def _judge_rows(
     max_error_rate: float,
 ) -> _Judged:
     n = len(order)
-    invalid = invalid_mask(points, x, y, max_error_rate)[order]
-    valid = np.flatnonzero(~invalid)
+    # Cliffs are judged on every point that can be placed; a point with a failing error rate is
+    # post-cliff when it is past its arm's knee (the load broke the server), invalid otherwise.
+    unplaceable = invalid_mask(points, x, y, max_error_rate, errors=False)[order]
+    failing = _error_mask(points, max_error_rate)[order]
+    valid = np.flatnonzero(~unplaceable)
     v_rows = order[valid]
     ys = points.get_column(y).cast(pl.Float64).to_numpy()
     y_rank = np.zeros(n, dtype=np.int64)
@@ -259,6 +301,7 @@ def _judge_rows(
     cl = arm_cliffs(gather(cliff_frame(points, cliff), v_rows), arm, cliff, t_rank)
     post = np.zeros(n, dtype=np.bool_)
     post[seq] = cl.post
+    invalid = unplaceable | (failing & ~post)
     # dominance, on the rest
     judged = np.flatnonzero(~invalid & ~post)
     rows = order[judged]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -124,3 +126,33 @@ def test_the_comparison_group_is_configurable(points: Callable[..., pl.DataFrame
     a = analyze_points(points("dsr1"), group_by=(Col.RUN_ID, Col.TP))
     tp8 = [f for f in a.group_frontiers if dict(f.key)[Col.TP] == 8]
     assert [f.concs for f in tp8] == [(4, 2, 1, 1)]
+
+
+def test_a_failing_error_rate_past_the_knee_is_post_cliff_with_the_rate_in_its_evidence(
+    tmp_path: Path,
+) -> None:
+    from ingest.pipeline import ingest_paths
+    from ingest.store import Store
+
+    # A real request-rate sweep of one server under vLLM and SGLang (1, 10, 20, 30, 35 req/s and
+    # inf), no GPU count recorded: total throughput is the chart's y and the cliff rules read it.
+    # SGLang: 1331.8 -> 10562.9 -> 19593.7 -> 19687.4 tok/s: 20 -> 30 req/s gains 0.5% < 5%, so
+    # the knee is 20 req/s; past it 656 of 3600 requests failed at 30 req/s (1 - 2944/3600 =
+    # 0.182) and 1257 of 4200 at 35 (0.299): the load broke the server, they are post-cliff.
+    sweep = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures/wild/vllm_bench_serve/rate_sweep_framework/fce30a0"
+    )
+    st = Store(tmp_path)
+    ingest_paths([sweep], st, run_id="r")
+    t = analyze_points(st.points(["r"]), y=Col.TOTAL_TPUT).table
+    sgl = t.filter(pl.col(Col.FRAMEWORK) == "sgl").sort(Col.REQUEST_RATE)
+    assert sgl.get_column(Col.REQUEST_RATE).to_list() == [1.0, 10.0, 20.0, 30.0, 35.0, math.inf]
+    assert sgl.get_column("knee_conc").to_list() == [20.0] * 6
+    assert sgl.get_column("verdict").to_list()[3:] == ["post_cliff"] * 3
+    assert sgl.get_column("reason").to_list()[3:5] == [
+        "error rate 0.182 > 0.05",
+        "error rate 0.299 > 0.05",
+    ]
+    # Below the knee nothing failed: frontier or dominated, never invalid.
+    assert set(sgl.get_column("verdict").to_list()[:3]) <= {"frontier", "dominated"}
