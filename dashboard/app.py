@@ -36,7 +36,7 @@ from dashboard.state import CompareView, RunView
 from dashboard.style import WEBGL_THRESHOLD
 from ingest.schema import RunCol
 from ingest.store import Store
-from paretolens.settings import GOLDEN_AL_DIR, Settings, load_settings
+from paretolens.settings import GOLDEN_AL_DIR, Settings, allowed_hosts, load_settings
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 log = logging.getLogger("paretolens.dashboard")
@@ -141,12 +141,33 @@ def plotly_bundle(source: DataSource) -> ChartsOf:
     return charts_of
 
 
+# The path `_page_of_request` gives for a page address over the length limits.
+TOO_LONG = "\0too-long"
+
+
 def render(app: AppContext, path: str, query: str) -> tuple[str, Any]:
     """The active nav key and the content of a page."""
+    if path == TOO_LONG or len(query) > MAX_QUERY_BYTES or len(path) > MAX_PATH_BYTES:
+        return "", html_too_long()
     active, page = PAGES.get(path.rstrip("/") or "/", ("", None))  # type: ignore[arg-type]
     if page is None:
         return "", html_not_found(path)
     return active, page(app, query)
+
+
+def html_too_long() -> Any:
+    """The content of a page address over the length limits."""
+    return html.Div(
+        [
+            html.H2("Address too long"),
+            html.P(
+                f"This page's address is over the limit ({MAX_PATH_BYTES} bytes of path, "
+                f"{MAX_QUERY_BYTES} of query string)."
+            ),
+            html.A("All runs", href=urls.index()),
+        ],
+        className="card",
+    )
 
 
 def html_not_found(path: str) -> Any:
@@ -168,9 +189,11 @@ def _page_of_request() -> tuple[str, str] | None:
     ref = flask.request.referrer
     if not ref:
         return None
-    parts = urlsplit(ref)
+    parts = urlsplit(ref[: MAX_PATH_BYTES + MAX_QUERY_BYTES + 200])
     if parts.netloc and parts.netloc != flask.request.host:
         return None
+    if len(parts.query) > MAX_QUERY_BYTES or len(parts.path) > MAX_PATH_BYTES:
+        return TOO_LONG, ""
     return parts.path or "/", parts.query
 
 
@@ -183,6 +206,44 @@ def _security_headers(resp: flask.Response, csp: str) -> flask.Response:
 
 
 MAX_REQUEST_BYTES = 8 * 1024 * 1024
+# The longest query string (a page's state) and path answered; longer gets 414. A run page with
+# twenty runs and every filter set is under 2 kB.
+MAX_QUERY_BYTES = 8 * 1024
+MAX_PATH_BYTES = 2 * 1024
+
+
+def _host_name(host: str) -> str:
+    """The name of a Host header value: port, IPv6 brackets and a trailing dot dropped."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    if host.count(":") == 1:
+        host = host.partition(":")[0]
+    return host.rstrip(".")
+
+
+def _guard_request(allowed: frozenset[str] | None) -> flask.Response | None:
+    """Refuse, before any work: a Host not served here (400: DNS rebinding), an over-long path
+    or query string (414)."""
+    req = flask.request
+    if allowed is not None and _host_name(req.host) not in allowed:
+        shown = req.host[:100]
+        return export.error_response(
+            400,
+            f"this server does not answer for host {shown!r}: open it by one of "
+            f"{', '.join(sorted(allowed))}, or add the name to PARETOLENS_ALLOWED_HOSTS",
+        )
+    if len(req.query_string) > MAX_QUERY_BYTES:
+        return export.error_response(
+            414,
+            f"the query string is {len(req.query_string)} bytes, over the "
+            f"{MAX_QUERY_BYTES} byte limit",
+        )
+    if len(req.path) > MAX_PATH_BYTES:
+        return export.error_response(
+            414, f"the path is {len(req.path)} bytes, over the {MAX_PATH_BYTES} byte limit"
+        )
+    return None
 
 
 def create_app(store: Store | Path | str | None = None, settings: Settings | None = None) -> Dash:
@@ -222,6 +283,8 @@ def create_app(store: Store | Path | str | None = None, settings: Settings | Non
 
     # Bound every request body (forms, uploads, callback payloads): larger ones get 413.
     dash_app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
+    hosts = allowed_hosts(settings)
+    dash_app.server.before_request(lambda: _guard_request(hosts))
     dash_app.layout = layout
     dash_app.charts_of = plotly_bundle(source)  # type: ignore[method-assign]
 
@@ -231,12 +294,14 @@ def create_app(store: Store | Path | str | None = None, settings: Settings | Non
         State(Id.ROUTE_LOCATION, "search"),
     )
     def route(pathname: str | None, search: str | None) -> Any:
-        return render(ctx, pathname or "/", (search or "").lstrip("?"))[1]
+        path = pathname if isinstance(pathname, str) and pathname else "/"
+        query = search.lstrip("?") if isinstance(search, str) else ""
+        return render(ctx, path, query)[1]
 
     for page in (run, missing, index, compare, jobs):
         page.register(dash_app, ctx)
     c.register_copy_link(dash_app)
-    export.register_routes(dash_app.server, source, settings, ctx.fetcher)
+    export.register_routes(dash_app.server, source, settings, ctx.fetcher, ctx.throttle)
     csp = "; ".join(
         [
             "default-src 'self'",

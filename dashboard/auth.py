@@ -4,13 +4,17 @@ Launch and cancel are decided by `runner.service.authorize` (the runner's single
 covers the dashboard's other state-changing request, fetching a GitHub run into the store, and
 reads the token from a request. The token travels in the `X-Paretolens-Token` header or a `token`
 form field, never in a query string (query strings end up in logs and browser history), and is
-compared with `hmac.compare_digest`.
+compared with `hmac.compare_digest`. Wrong tokens are slowed down per client address
+(`Throttle`): after `FREE_WRONG_TOKENS` wrong ones, that address is refused (429) for a lockout
+that doubles with each further wrong token, up to `MAX_LOCKOUT_S`.
 """
 
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
+import threading
+import time
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from paretolens.settings import Settings
@@ -19,8 +23,42 @@ TOKEN_HEADER = "X-Paretolens-Token"
 TOKEN_FIELD = "token"
 
 
+# Wrong tokens a client may send before it is slowed down, and the longest lockout then.
+FREE_WRONG_TOKENS = 5
+MAX_LOCKOUT_S = 300.0
+# A client's wrong tokens are forgotten after this long without one.
+FORGET_AFTER_S = 900.0
+# The longest token considered; a longer one is wrong without being compared.
+MAX_TOKEN_CHARS = 1024
+
+
 class AuthError(PermissionError):
     """A state-changing request was refused; the message says why and how to fix it."""
+
+
+class Throttled(AuthError):
+    """Too many wrong tokens from one client: refused without looking at the token (429)."""
+
+    def __init__(self, retry_after: float) -> None:
+        self.retry_after = max(1, int(retry_after + 0.999))
+        super().__init__(
+            f"too many wrong tokens from this address: try again in {self.retry_after} s"
+        )
+
+
+def as_token(value: object) -> str | None:
+    """A token field's value as a token: only a non-empty string of sane length is one (a
+    forged callback can send a number, a list or a megabyte)."""
+    if not isinstance(value, str) or not value or len(value) > MAX_TOKEN_CHARS:
+        return None
+    return value
+
+
+def client_address() -> str | None:
+    """The address of the client of the request being handled (None outside a request)."""
+    import flask
+
+    return flask.request.remote_addr if flask.has_request_context() else None
 
 
 def request_token(request: Any) -> str | None:
@@ -28,7 +66,58 @@ def request_token(request: Any) -> str | None:
     value = request.headers.get(TOKEN_HEADER)
     if value is None and request.form:
         value = request.form.get(TOKEN_FIELD)
-    return value or None
+    return as_token(value)
+
+
+@dataclass
+class _Misses:
+    count: int = 0
+    last: float = 0.0
+
+
+@dataclass
+class Throttle:
+    """Wrong tokens per client address; `guard` refuses a client in its lockout."""
+
+    clock: Any = time.monotonic
+    _misses: dict[str, _Misses] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def lockout_s(self, count: int) -> float:
+        """How long a client with `count` wrong tokens waits after its last one."""
+        if count < FREE_WRONG_TOKENS:
+            return 0.0
+        return float(min(MAX_LOCKOUT_S, 2 ** (count - FREE_WRONG_TOKENS)))
+
+    def guard(self, settings: Settings, supplied: object, client: str | None) -> None:
+        """Before a token check: refuse a client in its lockout; count a wrong token.
+
+        Only a token that was sent and is wrong counts (none at all is not a guess), and only
+        while a token is configured (without one every change is refused anyway).
+
+        Raises:
+            Throttled: while the client's lockout lasts.
+        """
+        key = client or "?"
+        now = self.clock()
+        with self._lock:
+            m = self._misses.get(key)
+            if m is not None and now - m.last > FORGET_AFTER_S:
+                del self._misses[key]
+                m = None
+            if m is not None:
+                wait = m.last + self.lockout_s(m.count) - now
+                if wait > 0:
+                    raise Throttled(wait)
+            token = as_token(supplied)
+            if supplied is None or settings.token is None or token_matches(settings, token):
+                return
+            m = self._misses.setdefault(key, _Misses())
+            m.count += 1
+            m.last = now
+            if len(self._misses) > 10_000:  # a flood of addresses: keep the newest
+                for k, _ in sorted(self._misses.items(), key=lambda kv: kv[1].last)[:5_000]:
+                    self._misses.pop(k, None)
 
 
 def token_matches(settings: Settings, supplied: str | None) -> bool:

@@ -1,9 +1,11 @@
-"""What every page and route of one app shares: the data source, the settings, the fetcher."""
+"""What every page and route of one app shares: the data source, the settings, the fetcher, the
+wrong-token throttle."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from dashboard.auth import Throttle
 from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
 from paretolens.settings import Settings
@@ -16,3 +18,4 @@ class AppContext:
     source: DataSource
     settings: Settings
     fetcher: Fetcher
+    throttle: Throttle = field(default_factory=Throttle)

@@ -28,6 +28,29 @@ class Settings(BaseSettings):
     github_api_url: str = "https://api.github.com"
     github_repo: str = "SemiAnalysisAI/InferenceX"
     launch_enabled: bool = False
+    # The server-side launch options document (YAML: commands, slurm, github, env, defaults,
+    # timeouts) that every web launch uses; the browser chooses points, backend and durations
+    # only. Default: launch-options.yaml in the store, when it exists (docs/runner.md).
+    launch_options: Path | None = None
+    # Host names the server answers to (the request's Host header, port aside), comma-separated;
+    # any other Host gets 400, so a DNS-rebinding page cannot read the app through the browser.
+    # The address the server binds is added when it is one address (not 0.0.0.0 or ::); "*"
+    # answers any Host (behind a proxy that checks it).
+    allowed_hosts: str = "localhost,127.0.0.1,::1"
+
+
+WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::", "*"})
+
+
+def allowed_hosts(settings: Settings) -> frozenset[str] | None:
+    """The Host names `settings` answers (lower case, no port); None when any Host is allowed."""
+    names = {h.strip().lower().strip("[]").rstrip(".") for h in settings.allowed_hosts.split(",")}
+    if "*" in names:
+        return None
+    bind = settings.host.strip().lower().strip("[]")
+    if bind not in WILDCARD_HOSTS:
+        names.add(bind)
+    return frozenset(n for n in names if n)
 
 
 def load_settings(**overrides: object) -> Settings:

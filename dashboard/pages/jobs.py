@@ -9,6 +9,7 @@ from dash import Dash, Input, Output, State, dcc, html
 
 from dashboard import components as c
 from dashboard import urls
+from dashboard.auth import AuthError, as_token, client_address
 from dashboard.context import AppContext
 from dashboard.ids import Id
 from dashboard.state import LOG_STREAMS, JobsView
@@ -114,7 +115,9 @@ def job_detail(app: AppContext, view: JobsView) -> Any:
         )
     point = view.point or (st.record.points[0].point_id if st.record.points else None)
     log: list[Any] = []
-    if point:
+    if point and point not in {p.point_id for p in st.record.points}:
+        log = [html.Div(f"Job {st.id} has no point {point!r}.", className="notes")]
+    elif point:
         links = [
             html.B(label)
             if s == view.stream
@@ -199,18 +202,19 @@ class JobsCallbacks:
 
     def on_tick(self, _n: int, search: str | None) -> tuple[Any, Any]:
         """Refresh the jobs list and the open job."""
-        view, _ = JobsView.parse(search or "")
+        view, _ = JobsView.parse(search if isinstance(search, str) else "")
         return jobs_table(service.list_jobs(self.app.source.store)), job_detail(self.app, view)
 
     def on_cancel(self, _n: int, token: str | None, search: str | None) -> tuple[Any, str]:
         """Cancel the open job (the runner's gate decides), then clear the token field."""
-        view, _ = JobsView.parse(search or "")
+        view, _ = JobsView.parse(search if isinstance(search, str) else "")
         try:
+            self.app.throttle.guard(self.app.settings, token, client_address())
             st = service.cancel_job(
-                self.app.source.store, view.job or "", self.app.settings, token=token or None
+                self.app.source.store, view.job or "", self.app.settings, token=as_token(token)
             )
-        except RunnerError as exc:
-            return html.Div(f"Not cancelled: {exc}", className="notes"), ""
+        except (RunnerError, AuthError) as exc:
+            return html.Div(f"Not cancelled: {str(exc)[:500]}", className="notes"), ""
         return html.Div(f"Job {st.id} is {st.state.value}.", className="small"), ""
 
 

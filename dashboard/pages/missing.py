@@ -137,11 +137,13 @@ class FetchCallbacks:
         if not clicks:
             return no_update, no_update, no_update
         try:
-            auth.authorize_fetch(self.app.settings, token or None)
+            self.app.throttle.guard(self.app.settings, token, auth.client_address())
+            auth.authorize_fetch(self.app.settings, auth.as_token(token))
         except AuthError as exc:
             return f"refused: {exc}", True, "refused"
-        for r in runs:
-            self.app.fetcher.start(r)
+        for r in runs if isinstance(runs, list) else []:
+            if isinstance(r, str):
+                self.app.fetcher.start(r)
         return "starting…", False, "running"
 
     def on_tick(self, _n: int, runs: list[str]) -> tuple[Any, ...]:

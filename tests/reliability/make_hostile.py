@@ -356,7 +356,11 @@ def corpus() -> dict[str, Entry]:
         ),
         "long_model_name.json": (
             _dump(_agg(conc=10, model="M" * 100_000)),
-            {"outcome": "accepted", "length": {"model": 100_000}},
+            _rej("100000 characters, over the 4096 character limit", "model"),
+        ),
+        "model_name_at_the_limit.json": (
+            _dump(_agg(conc=10, model="M" * 4096)),
+            {"outcome": "accepted", "length": {"model": 4096}},
         ),
         # -- text formats with hostile contents
         "prometheus_hostile.txt": (

@@ -23,6 +23,7 @@ SECTIONS = {
     "load": ("Load", "tests/reliability/test_load.py"),
     "security": ("Security", "tests/reliability/test_security.py"),
     "browser_xss": ("Inert strings in a browser", "tests/reliability/test_browser_xss.py"),
+    "defects": ("Defects found from outside, and hardening", "tests/reliability/test_defects.py"),
 }
 
 
@@ -173,6 +174,36 @@ def _browser(f: dict[str, Any]) -> list[str]:
     ]
 
 
+def _defects(f: dict[str, Any]) -> list[str]:
+    return [
+        f"- Issue 17's nine reproduced defects and its hardening items, one test each "
+        f"({f.get('checks', 0)} passed checks; every test failed before its fix):",
+        "  - run ids: one rule (`ingest.store.RUN_ID_RULE`: a letter or digit, then letters, digits "
+        "and `. _ : @ + -`, at most 200), applied at ingest with a suggested id (`ingest` exits 2: "
+        "`Pass --run-id sweep-2026-01-retry`); ids of older stores ('sweep 2026-01 (retry)') still "
+        "open their pages, the index and exports (`is_readable_run_id`);",
+        "  - a kill after a run's series file is renamed and before its points file is: the ingest "
+        "run again replaces those series instead of adding them twice;",
+        "  - cancelling an interrupted job keeps the outcome its finished points wrote and ingests "
+        "their results; only the rest is cancelled;",
+        "  - CSV (web and CLI, one renderer `analysis.tables.csv_text`): text cells starting with "
+        "`= + - @`, tab or CR get a leading `'`; numbers stay numbers;",
+        "  - markdown (compare page, PR block, `--format markdown`): result-file text has its "
+        "metacharacters escaped (`md_text`), so a `[text](url)` stays text;",
+        "  - special files (FIFOs, devices, sockets) are refused by name, in a directory too, without "
+        "being opened for reading (O_NONBLOCK); every read stops at the 64 MiB cap whatever size the "
+        "file reports;",
+        "  - no 500 for an unknown job point, a token that is not a string, a 1 MB search string or "
+        "`/_dash-component-suites/../` (404); an unexpected error logs at most a few kB;",
+        "  - a Host allowlist (`PARETOLENS_ALLOWED_HOSTS`, loopback names and the bound address by "
+        "default): any other Host gets 400 (DNS rebinding);",
+        "  - string fields over 4,096 characters are rejected naming the field; query strings over "
+        "8 KiB and paths over 2 KiB get 414, bodies over 8 MiB 413, an index search over 200 "
+        "characters is dropped with a notice; after 5 wrong tokens an address is refused (429, "
+        "`Retry-After`) for 1 s, doubling per further miss up to 5 min.",
+    ]
+
+
 RENDER = {
     "fuzz": _fuzz,
     "hostile": _hostile,
@@ -181,6 +212,7 @@ RENDER = {
     "load": _load,
     "security": _security,
     "browser_xss": lambda f: _browser(f),
+    "defects": _defects,
 }
 
 INTRO = """# Reliability and security
@@ -253,6 +285,34 @@ Found outside `ingest/` and reported to their owners:
   `redraw` building the figures) is the load test's tightest margin. Under the 50 users its p95 CPU
   time was 96-123 ms (over issue 6's 100 ms) in runs at commit edc474b, and is within the target
   in the run above; the figure building alone is 40-55 ms for the 234-point run on an idle core.
+
+Found from outside (issue 17: an attack and crash campaign) and fixed, each with a test in
+`tests/reliability/test_defects.py` that failed before:
+
+- `dashboard/state.py` `_ids`: a run id with a space or brackets (the CLI's default id is the
+  directory name) failed the URL model's id pattern, so `/` answered 400 for everyone and the run's
+  page could not be opened. Now one rule in `ingest/store.py` (`check_run_id`, called by
+  `ingest_paths` before anything is written, with a suggested id) and a tolerant one on read.
+- `ingest/store.py` `replace_run_rows`: killed after the series rename, before the points
+  rename, the re-ingest added the series again (every row twice, for good). The points written
+  now replace any series stored under their ids.
+- `runner/service.py` `cancel_job` (without a live worker): finished points were marked cancelled
+  and their results never ingested. It now applies the outcomes the executors wrote, ingests
+  them, and cancels the rest.
+- `analysis/tables.py` `csv_text` (now also behind `dashboard/export.py` `to_csv` and the CLI's
+  `points/rejects --format csv`): formula cells were written unchanged.
+- `analysis/tables.py` `md_cell` and `analysis/compare.py` `comparison_markdown`: only `|` was
+  escaped, so result-file text became live links on the compare page and in PR comments.
+- `ingest/artifacts.py` `_read_file`, `_walk`, `safe_extract`: `ingest /dev/zero` read without
+  bound (the limit checked the reported size), a FIFO blocked ingest forever, and special files
+  in a directory were skipped without a word.
+- `dashboard/pages/jobs.py`, `pages/launch.py`, `pages/missing.py`, `dashboard/export.py`:
+  unhandled 500s (`KeyError` for an unknown point, `TypeError` for a non-string token, a polars
+  regex-size error for a 1 MB search, Dash's `DependencyException` for `../` under
+  `/_dash-component-suites`), each logging the request's text in full (about 1 MB a request).
+- `dashboard/app.py`: any `Host` header was answered (DNS rebinding); no query or path limit.
+- `ingest/normalize.py` `_check`/`_checks`: a 50 MB model string was stored.
+- `dashboard/auth.py`: wrong tokens could be tried without a pause.
 
 Limits that stay: wrong units are caught only where a file carries a second quantity to check
 against (TPOT and interactivity together); `tpot_in_us_together.json` in the corpus is stored as

@@ -25,7 +25,7 @@ from ingest.pipeline import IngestReport, Reject, ingest_paths, parse_json
 from ingest.readers.base import SourceFile
 from ingest.readers.registry import file_readers
 from ingest.schema import Col, RejectCol
-from ingest.store import Store
+from ingest.store import InvalidRunId, Store
 from tests.reliability import figures, make_hostile
 from tests.reliability._support import FIXTURES, HOSTILE, copy_store, snapshot
 
@@ -252,8 +252,12 @@ def test_file_names_that_are_not_utf8_are_reported_and_the_rest_stored(tmp_path:
     with open(bad, "wb") as fh:
         fh.write(AGG[1].read_bytes())
     store = Store(tmp_path / "s")
-    rep = ingest_paths([run], store)
-    assert rep.runs == ["run-\\udcff"]
+    # The directory's name is not a run id (ingest says which one to pass instead) ...
+    with pytest.raises(InvalidRunId, match="--run-id run--udcff"):
+        ingest_paths([run], store)
+    assert store.run_ids() == []
+    rep = ingest_paths([run], store, run_id="run-ff")
+    assert rep.runs == ["run-ff"]
     assert rep.accepted == 1
     assert [(r.path, r.reason) for r in rep.rejected] == [
         ("bad-\\udcfe.json", "file name is not valid UTF-8: rename it")

@@ -52,8 +52,10 @@ DASH_INTERNAL = {"/_dash-update-component"}
 LAUNCH_FORM = {
     "query": f"unofficialRun={RUN}",
     "backend": "local",
-    "options": "commands: {script: [bash, run_point.sh]}\n",
+    "options": "timeout_s: 600\n",  # durations only: commands come from the server
 }
+# The server's launch options document (the store's launch-options.yaml): what a launch runs.
+OPTIONS_DOC = "commands: {script: [bash, run_point.sh]}\n"
 
 
 def _settings(root: Path, **kw: Any) -> Settings:
@@ -72,6 +74,7 @@ def _settings(root: Path, **kw: Any) -> Settings:
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("sec") / "store"
     ingest_paths([FIXTURES / "inferencex" / "agg_fixed_seq"], Store(root), run_id=RUN)
+    (root / "launch-options.yaml").write_text(OPTIONS_DOC)
     return root
 
 
@@ -223,7 +226,7 @@ def test_secrets_never_reach_responses_exports_error_pages_logs_or_files(
 ) -> None:
     import httpx
 
-    from dashboard import launching
+    from dashboard import auth, launching
 
     app = _app(root)
     seen: list[str] = []
@@ -275,6 +278,8 @@ def test_secrets_never_reach_responses_exports_error_pages_logs_or_files(
             raise RuntimeError("launch backend exploded")
 
         monkeypatch.setattr(launching, "launch_from_view", boom)
+        # The wrong tokens above have this client in its lockout (429): let this one through.
+        monkeypatch.setattr(auth.Throttle, "guard", lambda *a, **kw: None)
         err = post("/api/launch", data={**LAUNCH_FORM, "token": TOKEN})
         assert err.status_code == 500
     files = [
@@ -307,7 +312,7 @@ def _cli_job(root: Path) -> str:
     store = Store(root)
     view, _ = RunView.parse(f"unofficialRun={RUN}")
     doc = DataSource(store, GOLDEN_AL_DIR).run_data(view).pruned_doc
-    base = {"name": "cli-job", **parse_options(LAUNCH_FORM["options"])}
+    base = {"name": "cli-job", **parse_options(OPTIONS_DOC)}
     plan = plan_from_pruned(doc, base=base, source="web")
     return service.launch(
         plan, "local", store, _settings(root, token=None), caller=service.Caller.CLI
