@@ -193,3 +193,13 @@ def point_columns(point: Point, *, run_id: str) -> dict[str, object]:
             cols[Col(f"{role}_dp_attention")] = w.dp_attn
             cols[Col(f"{role}_num_workers")] = w.num_worker
     return {str(k): v for k, v in cols.items() if v is not None}
+
+
+def point_identity(point: Point) -> dict[str, object]:
+    """What the plan says a point is, as canonical columns: the `defaults` its results are
+    ingested with (`ingest.pipeline.ingest_paths`), so a launched point keeps the hardware, image,
+    model, topology, spec decoding and KV offload of the arm it was planned from, whatever its
+    result file records. A result file's own value wins (with a warning when it differs)."""
+    cols = point_columns(point, run_id="")
+    cols.pop(str(Col.RUN_ID), None)
+    return cols

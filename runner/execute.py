@@ -306,10 +306,20 @@ def _last_line(path: Path, limit: int = 300) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m runner.execute SPEC.json``: run one point; exit 0 when it succeeded."""
+    """``python -m runner.execute SPEC.json``: run one point; exit 0 when it succeeded.
+
+    ``python -m runner.execute --array LIST INDEX`` runs the point of line INDEX+1 of LIST (a
+    Slurm array task: INDEX is ``$SLURM_ARRAY_TASK_ID``).
+    """
     args = sys.argv[1:] if argv is None else argv
+    if len(args) == 3 and args[0] == "--array" and args[2].isdigit():
+        lines = Path(args[1]).read_text().splitlines()
+        if int(args[2]) >= len(lines):
+            print(f"{args[1]} has no line {int(args[2]) + 1}", file=sys.stderr)
+            return 2
+        args = [lines[int(args[2])]]
     if len(args) != 1:
-        print("usage: python -m runner.execute SPEC.json", file=sys.stderr)
+        print("usage: python -m runner.execute SPEC.json | --array LIST INDEX", file=sys.stderr)
         return 2
     try:
         outcome = execute(args[0])

@@ -71,8 +71,57 @@ class Commands(BaseModel):
         return self
 
 
+# sbatch options that `additional_parameters` may carry (long names; `_` is read as `-`).
+SBATCH_EXTRA = frozenset(
+    {
+        "begin", "chdir", "comment", "constraint", "container", "contiguous", "core-spec",
+        "cores-per-socket", "deadline", "delay-boot", "dependency", "distribution", "exclude",
+        "exclusive", "extra-node-info", "gpu-bind", "gpu-freq", "gpus", "gpus-per-socket",
+        "gpus-per-task", "gres", "gres-flags", "hint", "licenses", "mail-type", "mail-user",
+        "mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "network", "nice", "nodefile",
+        "nodelist", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node",
+        "ntasks-per-socket", "overcommit", "oversubscribe", "power", "priority", "profile",
+        "propagate", "reboot", "requeue", "reservation", "signal", "sockets-per-node", "spread-job",
+        "switches", "thread-spec", "threads-per-core", "time-min", "tmp", "use-min-nodes",
+        "wckey",
+    }
+)  # fmt: skip
+# sbatch options the runner sets itself, and the plan field that sets each (None: not settable).
+SBATCH_OWN: dict[str, str | None] = {
+    "partition": "slurm.partition",
+    "p": "slurm.partition",
+    "account": "slurm.account",
+    "qos": "slurm.qos",
+    "time": "slurm.time_limit_min",
+    "t": "slurm.time_limit_min",
+    "gpus-per-node": "slurm.gpus_per_node",
+    "cpus-per-task": "slurm.cpus_per_task",
+    "mem": "slurm.mem_gb",
+    "array": "slurm.array_parallelism",
+    "job-name": None,
+    "output": None,
+    "error": None,
+    "input": None,
+    "wrap": None,
+    "parsable": None,
+    "test-only": None,
+    "export": None,
+    "export-file": None,
+    "get-user-env": None,
+    "uid": None,
+    "gid": None,
+    "chdir": None,
+    "no-requeue": None,
+    "wait": None,
+}
+
+
 class SlurmOptions(BaseModel):
-    """Slurm job-array settings (submitit). `cluster: local` runs the same jobs on this machine."""
+    """Slurm job-array settings. `cluster: local` runs the same jobs on this machine (submitit).
+
+    Checked twice: here (names and values), and at launch by `sbatch --test-only` against the
+    cluster (partition, GPUs, limits), so a plan the cluster would refuse is refused at once.
+    """
 
     model_config = STRICT
 
@@ -85,9 +134,55 @@ class SlurmOptions(BaseModel):
     mem_gb: float | None = Field(None, gt=0)
     time_limit_min: int = Field(gt=0)
     array_parallelism: int = Field(8, ge=1)
+    python: SafeValue | None = Field(
+        None, description="python of the compute nodes (default: the worker's own)"
+    )
     additional_parameters: dict[
-        Name, Annotated[str, StringConstraints(pattern=r"^[^\x00\r\n]*$")] | int
+        Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", max_length=60)],
+        Annotated[str, StringConstraints(pattern=r"^[^\x00\r\n]*$", max_length=400)] | int,
     ] = {}
+
+    @model_validator(mode="after")
+    def _sbatch_names(self) -> SlurmOptions:
+        for key in self.additional_parameters:
+            name = sbatch_option(key)
+            if name in SBATCH_OWN:
+                owner = SBATCH_OWN[name]
+                why = f"set it with {owner}" if owner else "the runner sets it itself"
+                raise field_error(f"additional_parameters.{key}", f"--{name} is not extra: {why}")
+            if name not in SBATCH_EXTRA:
+                raise field_error(
+                    f"additional_parameters.{key}",
+                    f"--{name} is not an sbatch option the runner passes on "
+                    f"(known: {', '.join(sorted(SBATCH_EXTRA))})",
+                )
+        return self
+
+    def sbatch_args(self) -> list[str]:
+        """The sbatch options of these settings (no array, names or log paths)."""
+        args = [f"--time={self.time_limit_min}"]
+        for flag, value in (
+            ("partition", self.partition),
+            ("account", self.account),
+            ("qos", self.qos),
+            ("gpus-per-node", self.gpus_per_node),
+            ("cpus-per-task", self.cpus_per_task),
+        ):
+            if value is not None:
+                args.append(f"--{flag}={value}")
+        if self.mem_gb is not None:
+            args.append(f"--mem={max(1, round(self.mem_gb * 1024))}M")
+        if "requeue" not in {sbatch_option(k) for k in self.additional_parameters}:
+            args.append("--no-requeue")
+        for key, value in self.additional_parameters.items():
+            name = sbatch_option(key)
+            args.append(f"--{name}" if value == "" else f"--{name}={value}")
+        return args
+
+
+def sbatch_option(key: str) -> str:
+    """The sbatch long option a key names (`mem_per_cpu`, `--mem-per-cpu` -> `mem-per-cpu`)."""
+    return key.lstrip("-").replace("_", "-").lower()
 
 
 class GithubOptions(BaseModel):

@@ -8,6 +8,7 @@ localhost with no token configured. The CLI is the local user's own shell and is
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
 import subprocess
@@ -19,12 +20,15 @@ from typing import Any, Literal, Protocol
 
 from pydantic import SecretStr
 
+from ingest.schema import RunCol
 from ingest.store import Store
-from runner.backends.base import BackendContext, detached
+from runner.backends.base import BackendContext, PointUpdate, detached, outcome_update
 from runner.errors import BackendError, LaunchRefused
+from runner.execute import read_outcome
 from runner.jobs import JobRecord, JobState, JobTable, PointState
 from runner.plan import BACKENDS, BackendName, Plan
-from runner.worker import EXIT_BUSY, apply_updates, make_backend
+from runner.worker import BACKENDS as BACKEND_TYPES
+from runner.worker import EXIT_BUSY, _ingest_finished, apply_updates, make_backend, run_meta
 
 JobId = str
 LogStream = Literal["stdout", "stderr", "serve_stdout", "serve_stderr", "executor"]
@@ -132,14 +136,16 @@ def launch(
 
     Raises:
         LaunchRefused: when `authorize` refuses.
-        PlanError: when the plan lacks what the backend needs.
-        BackendError: when the github backend has no token.
+        PlanError: when the plan lacks what the backend needs, or the backend's system refuses
+            it (a Slurm cluster asked with ``sbatch --test-only``).
+        BackendError: when the github backend has no token, or Slurm cannot be asked.
     """
     authorize(settings, token, caller=caller)
     if backend not in BACKENDS:
         raise BackendError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     name: BackendName = backend
     plan.require(name)
+    BACKEND_TYPES[name].preflight(plan)
     state: dict[str, Any] = {}
     if name == "github":
         if settings.github_token is None:
@@ -238,6 +244,10 @@ def cancel_job(
     job = table.update(job_id, flag)
     token_value = settings.github_token.get_secret_value() if settings.github_token else None
     backend = make_backend(job.backend, BackendContext(store, table, token_value))
+    if not table.worker_alive(job_id):
+        # Points whose executor finished while no worker watched (an interrupted job) keep the
+        # outcome they wrote, and their results are ingested below: only the rest is cancelled.
+        job = apply_updates(table, job_id, _written_outcomes(table, job))
     updates = backend.cancel(job)
     if not table.worker_alive(job_id):
         job = apply_updates(table, job_id, updates)
@@ -252,8 +262,28 @@ def cancel_job(
             r.state = JobState.CANCELLED
             r.finished_at = r.updated_at
 
-        table.update(job_id, finish)
+        job = table.update(job_id, finish)
+        if job.backend != "github":  # local files only: no network call in a cancel request
+            job = _ingest_finished(table, backend, job)
+            if job.run_id in store.run_ids():
+                with store.lock():
+                    store.upsert_run(
+                        {RunCol.RUN_ID: job.run_id, **run_meta(job, in_progress=False)}
+                    )
     return get_job(store, job_id)
+
+
+def _written_outcomes(table: JobTable, job: JobRecord) -> dict[str, PointUpdate]:
+    """The outcome each unfinished point's executor wrote to its directory (none: not there)."""
+    updates: dict[str, PointUpdate] = {}
+    for p in job.points:
+        if p.state.terminal:
+            continue
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            outcome = read_outcome(table.point_dir(job.id, p.point_id))
+            if outcome is not None:
+                updates[p.point_id] = outcome_update(outcome)
+    return updates
 
 
 def resume_job(

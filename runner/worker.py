@@ -27,9 +27,10 @@ from runner.backends.base import Backend, BackendContext, PointUpdate
 from runner.backends.github import GithubBackend
 from runner.backends.local import LocalBackend
 from runner.backends.slurm import SlurmBackend
+from runner.environment import point_identity
 from runner.errors import BackendError, JobBusy
 from runner.jobs import JobRecord, JobState, JobTable, PointState, now
-from runner.plan import BackendName
+from runner.plan import BackendName, Point
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,7 @@ def _loop(table: JobTable, backend: Backend, job: JobRecord, interval: float) ->
 def _ingest_finished(table: JobTable, backend: Backend, job: JobRecord) -> JobRecord:
     """Ingest the results of points that finished and are not ingested yet."""
     wanted = backend.ingest_states()
+    planned: dict[str, Point] | None = None
     for p in job.points:
         if p.ingested or p.state not in wanted:
             continue
@@ -149,13 +151,22 @@ def _ingest_finished(table: JobTable, backend: Backend, job: JobRecord) -> JobRe
         try:
             got = backend.collect(job, p)
             report = got.report
+            clashes: list[str] = []
             if report is None and got.paths:
+                if planned is None:
+                    planned = {pt.id: pt for pt in job.plan.points()}
+                # The plan's identity of the point fills what its result files do not say, so the
+                # launched point keeps the arm id of the point it was planned (pruned) from.
+                point = planned.get(p.point_id)
                 report = ingest_paths(
                     list(got.paths),
                     table.store,
                     run_id=got.run_id,
                     run_meta=run_meta(job, in_progress=True),
+                    defaults=point_identity(point) if point is not None else None,
+                    defaults_from=PLAN_DEFAULTS,
                 )
+                clashes = [n.reason for n in report.notes if n.reason.endswith(_PLAN_CLASH)]
             if report is not None:
                 # A worker killed after the store write and before the record update ingests the
                 # point again on resume: its rows are then duplicates, but they are the point's
@@ -165,7 +176,7 @@ def _ingest_finished(table: JobTable, backend: Backend, job: JobRecord) -> JobRe
                     "rows_duplicate": report.duplicates,
                     "rows_rejected": len(report.rejected),
                 }
-            note = got.note
+            note = "; ".join(x for x in (got.note, *dict.fromkeys(clashes)) if x)
         except (IngestError, BackendError, OSError) as exc:
             note = f"ingest failed: {exc}"
             log.error("job %s point %s: %s", job.id, p.point_id, note)
@@ -185,6 +196,11 @@ def _ingest_finished(table: JobTable, backend: Backend, job: JobRecord) -> JobRe
 
         job = table.update(job.id, mark)
     return job
+
+
+# How ingest names the plan in a warning when a result file contradicts it.
+PLAN_DEFAULTS = "the job's plan"
+_PLAN_CLASH = f"from {PLAN_DEFAULTS}; the file's value is kept"
 
 
 def run_meta(job: JobRecord, *, in_progress: bool) -> dict[str, Any]:

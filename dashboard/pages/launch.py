@@ -7,10 +7,17 @@ from typing import Any
 from dash import ALL, Dash, Input, Output, State, dcc, html
 
 from dashboard import urls
+from dashboard.auth import AuthError, as_token, client_address
 from dashboard.context import AppContext
 from dashboard.data import RunData
 from dashboard.ids import Id, control
-from dashboard.launching import default_options, launch_from_view
+from dashboard.launching import (
+    LaunchRequestError,
+    default_options,
+    describe_options,
+    launch_from_view,
+    load_options,
+)
 from dashboard.state import JobsView, RunView
 from runner.errors import RunnerError
 from runner.plan import BACKENDS
@@ -85,13 +92,14 @@ def panel(app: AppContext, data: RunData, view: RunView) -> list[Any]:
         form,
         html.Div(
             [
-                html.Label("Plan options (YAML)", className="control-label"),
+                html.Label("Durations (YAML: duration_s, timeout_s)", className="control-label"),
+                html.Div(describe_options(app.settings), className="muted small"),
                 dcc.Textarea(
                     id=Id.LAUNCH_OPTIONS,
-                    value=default_options(app.source.store.root),
+                    value=default_options(app.settings),
                     style={
                         "width": "100%",
-                        "height": "150px",
+                        "height": "60px",
                         "fontFamily": "monospace",
                         "fontSize": "12px",
                     },
@@ -104,7 +112,13 @@ def panel(app: AppContext, data: RunData, view: RunView) -> list[Any]:
 
 
 def register(dash_app: Dash, app: AppContext) -> None:
-    """The launch button."""
+    """The launch button. The server's launch options document is validated here, at start-up.
+
+    Raises:
+        LaunchOptionsError: when launching is enabled and the options document is invalid.
+    """
+    if app.settings.launch_enabled:
+        load_options(app.settings)
 
     dash_app.callback(
         Output(Id.LAUNCH_RESULT, "children"), Output(Id.LAUNCH_TOKEN, "value"),
@@ -125,22 +139,36 @@ class LaunchCallbacks:
         self, _n: int, what: str, backend: str, options: str, token: str | None,
         selected: list[dict[str, Any]] | None, values: list[Any], ids: list[dict[str, Any]],
     ) -> tuple[Any, str]:  # fmt: skip
-        """Launch, then clear the token field; a refusal says why."""
-        view, _ = RunView.from_controls({i["field"]: v for i, v in zip(ids, values, strict=True)})
-        points = [str(r.get("point_id")) for r in selected or []]
+        """Launch, then clear the token field; a refusal says why. Every value is checked for
+        its type first: a forged callback can send anything in any field."""
         try:
+            self.app.throttle.guard(self.app.settings, token, client_address())
+            if not (
+                isinstance(values, list)
+                and isinstance(ids, list)
+                and all(isinstance(i, dict) for i in ids)
+            ):
+                raise ValueError("malformed controls")
+            controls = {i.get("field"): v for i, v in zip(ids, values, strict=True)}
+            view, _ = RunView.from_controls({str(k): v for k, v in controls.items()})
+            rows = selected if isinstance(selected, list) else []
+            points = [str(r.get("point_id")) for r in rows if isinstance(r, dict)]
             job = launch_from_view(
                 self.app.source,
                 self.app.settings,
                 view,
                 what="points" if what == "points" else "pruned",
                 point_ids=points,
-                backend=backend,
-                options=options,
-                token=token or None,
+                backend=backend if isinstance(backend, str) else "local",
+                options=options if isinstance(options, str) else "",
+                token=as_token(token),
             )  # type: ignore[arg-type]
-        except (RunnerError, ValueError) as exc:
-            return html.Div(f"Not launched: {exc}", className="notes"), ""
+        except LaunchRequestError:
+            # A callback that carries a command was not sent by this panel: the server's error
+            # handler answers it with HTTP 400 and the reason (docs/runner.md).
+            raise
+        except (RunnerError, ValueError, TypeError, AuthError) as exc:
+            return html.Div(f"Not launched: {str(exc)[:500]}", className="notes"), ""
         return html.Div(
             ["Launched job ", html.A(job, href=urls.jobs(JobsView(job=job))), "."],
             className="small",

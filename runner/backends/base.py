@@ -23,7 +23,7 @@ from runner.environment import point_columns, point_env, point_values
 from runner.execute import Outcome, PointSpec, read_outcome, results_dir
 from runner.jobs import JobRecord, JobTable, PointRecord, PointState
 from runner.locks import is_held, write_json
-from runner.plan import BackendName, Point
+from runner.plan import BackendName, Plan, Point
 from runner.procs import SECRET_ENV, stop_point
 
 if TYPE_CHECKING:
@@ -78,6 +78,16 @@ class Backend(ABC):
     def interval(self, job: JobRecord) -> float:
         """Seconds between two status polls of this job."""
         return self.poll_interval_s
+
+    @classmethod
+    def preflight(cls, plan: Plan) -> None:
+        """Check what only the backend's system can check, before a job is recorded.
+
+        Raises:
+            PlanError: naming the plan field the system refuses.
+            BackendError: when the system cannot be asked.
+        """
+        del plan  # most backends have nothing to ask
 
     @abstractmethod
     def submit(self, job: JobRecord) -> dict[str, PointUpdate]:

@@ -34,6 +34,10 @@ _CONCLUSION = {
     "cancelled": PointState.CANCELLED,
     "timed_out": PointState.TIMED_OUT,
 }
+_WORDS = {
+    "cancelled": "was cancelled on GitHub Actions: conclusion",
+    "timed_out": "hit its time limit: conclusion",
+}
 
 
 def dispatch_groups(job: JobRecord) -> list[dict[str, Any]]:
@@ -228,7 +232,8 @@ class GithubBackend(Backend):
         reason = (
             ""
             if state == PointState.SUCCEEDED
-            else f"run {d['run_id']} concluded {conclusion} ({run.get('html_url')})"
+            else f"run {d['run_id']} {_WORDS.get(str(conclusion), 'concluded')} {conclusion} "
+            f"({run.get('html_url')})"
         )
         return PointUpdate(
             state,
@@ -284,9 +289,27 @@ class GithubBackend(Backend):
             return Collected(run_id, note=f"ingested with run {run_id}")
         client = self._client(job)
         try:
+            arts = client.artifacts(run_id)
+            if arts and all(a.expired for a in arts):
+                raise GitHubError("every artifact is marked expired")
             report = fetch_run(run_id, self.ctx.store, client)
         except GitHubError as exc:
-            raise BackendError(f"fetching run {run_id} failed: {exc}") from exc
+            if "HTTP 410" not in str(exc) and "expired" not in str(exc):
+                raise BackendError(f"fetching run {run_id} failed: {exc}") from exc
+            # Gone for good: GitHub keeps artifacts for its retention period only. The job ends
+            # failed with the reason; a retry would not help.
+            message = (
+                f"the artifacts of run {run_id} have expired (HTTP 410 Gone: {exc}); nothing was "
+                f"ingested: run the points again ({d.get('html_url') or 'see the run page'})"
+            )
+            d["collected"], d["expired"] = True, True
+            self._save(job, dispatches, run_id)
+
+            def fail(r: JobRecord) -> None:
+                r.error = r.error or message
+
+            self.ctx.table.update(job.id, fail)
+            return Collected(run_id, note=message)
         finally:
             client.close()
         d["collected"] = True

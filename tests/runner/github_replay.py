@@ -51,6 +51,7 @@ class GitHubReplay:
         default_factory=lambda: [("queued", None), ("in_progress", None), ("completed", "success")]
     )
     dispatch_status: int = 204
+    artifact_status: int = 200  # 410: the artifacts expired (GitHub answers "Gone")
     url: str = ""
     requests: list[Request] = field(default_factory=list)
     runs: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -129,6 +130,8 @@ class GitHubReplay:
                         run["status"], run["conclusion"] = self.statuses[i]
                         self.polls[run["id"]] += 1
                     return 200, run
+            if parts[0] == "artifacts" and parts[2:] == ["zip"] and self.artifact_status != 200:
+                return self.artifact_status, {"message": "Artifact has expired"}
             if parts[0] == "artifacts" and parts[2:] == ["zip"]:
                 name = next(
                     a["name"] for a in self.listing["artifacts"] if str(a["id"]) == parts[1]

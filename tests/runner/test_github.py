@@ -194,3 +194,43 @@ def test_launch_without_a_token_is_refused(store: Store) -> None:
     else:
         raise AssertionError("launch without a GitHub token must be refused")
     assert JobTable(store).list() == []
+
+
+def test_a_run_cancelled_on_github_ends_the_job_cancelled_with_the_reason(store: Store) -> None:
+    statuses = [("queued", None), ("in_progress", None), ("completed", "cancelled")]
+    with serve(GitHubReplay(token=TOKEN, statuses=statuses)) as replay:
+        job_id = _launch(store, replay, _plan())
+        st = service.get_job(store, job_id)
+        assert st.state == JobState.PENDING  # recorded; no worker has taken it yet
+        assert {p.state for p in st.record.points} == {PointState.PENDING}
+        job = drive(store, job_id, github_token=TOKEN)
+    assert job.state == JobState.CANCELLED
+    assert {p.state for p in job.points} == {PointState.CANCELLED}
+    assert not job.cancel_requested  # nobody here asked: the run was cancelled on GitHub
+    for p in job.points:
+        rid = p.handle["run_id"]
+        assert p.reason == (
+            f"run {rid} was cancelled on GitHub Actions: conclusion cancelled "
+            f"(https://github.com/{REPO}/actions/runs/{rid})"
+        )
+    # What the cancelled runs had uploaded is ingested all the same.
+    assert store.points(job.run_ids).height == 10
+    assert not [r for r in replay.requests if r.path.endswith("/cancel")]
+
+
+def test_a_run_whose_artifacts_expired_fails_the_job_with_the_reason(store: Store) -> None:
+    with serve(GitHubReplay(token=TOKEN, artifact_status=410)) as replay:
+        job = drive(store, _launch(store, replay, _plan()), github_token=TOKEN)
+    assert {p.state for p in job.points} == {PointState.SUCCEEDED}  # the runs themselves did
+    assert job.state == JobState.FAILED
+    first = job.run_ids[0]
+    assert job.error.startswith(f"the artifacts of run {first} have expired (HTTP 410 Gone: ")
+    assert "nothing was ingested: run the points again" in job.error
+    assert "Artifact has expired" in job.error or "HTTP 410" in job.error
+    assert any("have expired (HTTP 410 Gone" in n for n in job.notes)
+    assert store.points(job.run_ids).height == 0
+    dispatches = job.backend_state["github"]["dispatches"]
+    assert all(d["expired"] and d["collected"] for d in dispatches)
+    # Each run's artifacts were asked for once: an expired artifact is not retried.
+    zips = [r for r in replay.requests if r.path.endswith("/zip")]
+    assert len(zips) == len(job.run_ids)

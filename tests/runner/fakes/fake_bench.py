@@ -9,6 +9,8 @@ Behaviour by environment, for the failure tests:
 * FAKE_FAIL / FAKE_HANG: "CONC/DP_ATTENTION" pairs ("16/true,64/false"); a matching point exits
   with code 3 (writing no result), or hangs after starting a grandchild that hangs too (its pid
   is written to $FAKE_COUNTS_DIR/<point id>.grandchild);
+* FAKE_OOM: "CONC/DP_ATTENTION" pairs; a matching point takes 1.5 GB of memory and holds it
+  (a Slurm memory limit then kills it);
 * FAKE_SLEEP: seconds to sleep before benchmarking (to hold a point in the running state);
 * FAKE_COUNTS_DIR: each invocation appends a line to <dir>/<point id> (to count runs).
 """
@@ -102,6 +104,13 @@ def main() -> int:
             file=sys.stderr,
         )
         return 3
+    if _matches("FAKE_OOM", conc):
+        print("fake bench: loading a model that does not fit", flush=True)
+        hog = bytearray(1536 * 1024 * 1024)
+        for i in range(0, len(hog), 4096):
+            hog[i] = 1
+        time.sleep(600)
+        return 1
     if _matches("FAKE_HANG", conc):
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
         if counts:
