@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ingest.github import GitHubClient, GitHubError, fetch_run
 from ingest.store import Store
@@ -23,6 +23,7 @@ class FetchJob:
     """One fetch: its progress lines and outcome."""
 
     run_id: str
+    defaults: dict[str, Any] = field(default_factory=dict)
     state: State = "running"
     lines: list[str] = field(default_factory=list)
     error: str = ""
@@ -48,8 +49,9 @@ class Fetcher:
         self._jobs: dict[str, FetchJob] = {}
         self._lock = threading.Lock()
 
-    def start(self, run_id: str) -> FetchJob:
-        """Start fetching `run_id` (a running fetch of it is returned as is).
+    def start(self, run_id: str, defaults: dict[str, Any] | None = None) -> FetchJob:
+        """Start fetching `run_id` (a running fetch of it is returned as is); `defaults` are
+        what no file says (validated column -> value, as `paretolens fetch --set`).
 
         Raises:
             ValueError: when the id is not a GitHub Actions run id (digits).
@@ -60,7 +62,7 @@ class Fetcher:
             job = self._jobs.get(run_id)
             if job is not None and job.state == "running":
                 return job
-            job = self._jobs[run_id] = FetchJob(run_id)
+            job = self._jobs[run_id] = FetchJob(run_id, dict(defaults or {}))
         threading.Thread(target=self._run, args=(job,), name=f"fetch-{run_id}", daemon=True).start()
         return job
 
@@ -74,7 +76,13 @@ class Fetcher:
         token = s.github_token.get_secret_value() if s.github_token else None
         client = GitHubClient(s.github_api_url, token, s.github_repo)
         try:
-            report = fetch_run(job.run_id, self.store, client, progress=job.lines.append)
+            report = fetch_run(
+                job.run_id,
+                self.store,
+                client,
+                progress=job.lines.append,
+                defaults=job.defaults or None,
+            )
             job.lines.append(
                 f"stored {report.accepted} points, {len(report.rejected)} rejected files or rows"
             )

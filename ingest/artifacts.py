@@ -24,6 +24,7 @@ are not UTF-8 are reported, not read.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import os
@@ -133,15 +134,42 @@ def _unit_dir(rel_parent: str) -> str:
     return "/".join(parts) if parts else "."
 
 
+def _special_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is ('FIFO (named pipe)', ...), None for a regular one."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def special_file_reason(kind: str) -> str:
+    """The reject reason of a special file."""
+    return f"{kind}, not a regular file: refused (a result file must be a regular file)"
+
+
 def _read_file(
     path: Path, rel: str, artifact: str, problems: list[FileProblem]
 ) -> tuple[SourceFile, float] | None:
-    """The file and its mtime, or None with the problem recorded."""
+    """The file and its mtime, or None with the problem recorded.
+
+    Only regular files are read, and at most MAX_FILE_BYTES of them whatever size they report
+    (a device or a growing file reports less than it yields): FIFOs, devices and sockets are
+    refused by name without being read (O_NONBLOCK: opening a FIFO does not wait for a writer).
+    """
     try:
         # O_NOFOLLOW: a symlink fails to open (ELOOP) instead of being followed, and the open
         # file's own fstat gives its size and mtime (one syscall fewer than lstat + open).
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError as exc:
             if exc.errno == errno.ELOOP and os.path.islink(path):
                 problems.append(
@@ -150,21 +178,41 @@ def _read_file(
                     )
                 )
                 return None
+            if exc.errno == errno.ENXIO:  # a socket, or a FIFO nobody writes to
+                with contextlib.suppress(OSError):
+                    kind = _special_kind(os.lstat(path).st_mode)
+                    if kind is not None:
+                        problems.append(FileProblem(rel, special_file_reason(kind)))
+                        return None
             raise
         try:
             st = os.fstat(fd)
+            kind = _special_kind(st.st_mode)
+            if kind is not None:
+                problems.append(FileProblem(rel, special_file_reason(kind)))
+                return None
             size = st.st_size
             if size > MAX_FILE_BYTES:
                 problems.append(
                     FileProblem(rel, f"file is {size} bytes, over the {MAX_FILE_BYTES} byte limit")
                 )
                 return None
-            chunks = [os.read(fd, size + 1)]
-            while chunks[-1]:
-                chunks.append(os.read(fd, 1 << 20))
+            # Read up to one byte past the limit, never more, whatever the size said.
+            chunks = [os.read(fd, min(size, MAX_FILE_BYTES) + 1)]
+            got = len(chunks[0])
+            while chunks[-1] and got <= MAX_FILE_BYTES:
+                chunks.append(os.read(fd, min(1 << 20, MAX_FILE_BYTES + 1 - got)))
+                got += len(chunks[-1])
         finally:
             os.close(fd)
-        data = chunks[0] if len(chunks) == 2 else b"".join(chunks)
+        if got > MAX_FILE_BYTES:
+            problems.append(
+                FileProblem(
+                    rel, f"file grew past the {MAX_FILE_BYTES} byte limit while it was read"
+                )
+            )
+            return None
+        data = chunks[0] if len(chunks) <= 2 and not chunks[-1] else b"".join(chunks)
         return SourceFile(path=path, rel=rel, artifact=artifact, data=data), st.st_mtime
     except OSError as exc:
         problems.append(FileProblem(rel, f"cannot read file: {exc.strerror or exc}"))
@@ -215,7 +263,7 @@ def _utf8_only(
 
 
 def _walk(root: Path) -> list[tuple[Path, str]]:
-    """Regular files and symlinks under `root` (hidden names skipped), as (path, posix rel).
+    """Files under `root` that are not directories (hidden names skipped), as (path, posix rel).
 
     Sorted as `sorted(root.rglob("*"))` sorts (by path components); directories that are symlinks
     are listed, not followed, and an unreadable directory is skipped, as rglob does.
@@ -238,7 +286,9 @@ def _walk(root: Path) -> list[tuple[Path, str]]:
                 is_dir = False
             if is_dir:
                 scan(entry.path, (*parts, name))
-            elif entry.is_symlink() or entry.is_file():
+            else:
+                # Regular files, symlinks and special files (FIFOs, devices, sockets): the
+                # readers refuse what is not a regular file by name instead of skipping it.
                 found.append(((*parts, name), entry.path))
 
     scan(str(root), ())
@@ -264,6 +314,17 @@ def safe_extract(zpath: Path, target: Path, limit: int | None = None) -> list[Pa
         UnsafeArchiveError: naming the member and the problem.
     """
     limit = MAX_ARCHIVE_BYTES if limit is None else limit
+    try:
+        # O_NONBLOCK: a FIFO named *.zip is refused instead of waiting for a writer forever.
+        fd = os.open(zpath, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError as exc:
+        raise UnsafeArchiveError(f"cannot open the archive: {exc.strerror or exc}") from exc
+    try:
+        kind = _special_kind(os.fstat(fd).st_mode)
+    finally:
+        os.close(fd)
+    if kind is not None:
+        raise UnsafeArchiveError(special_file_reason(kind))
     try:
         zf = zipfile.ZipFile(zpath)
     except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
@@ -401,6 +462,17 @@ def dedupe_retries(units: Sequence[Unit]) -> tuple[list[Unit], list[str]]:
         if not u.name.startswith(_PAIR_PREFIXES) and artifact_name(u.name) not in RUN_LEVEL:
             best[f"{u.name}\0{id(u)}"] = u
             continue
+        if not u.name.startswith(_PAIR_PREFIXES):
+            # A run-level artifact (`results_bmk`, `results_bmk (7)`) is one per run: two copies
+            # are the same download only when their bytes are; otherwise both are kept (two
+            # runs' downloads side by side), never one dropped as a "retry".
+            same = _content_key(u)
+            twin = next((k for k, v in best.items() if _content_key(v) == same), None)
+            if twin is None:
+                best[f"{u.name}\0{id(u)}"] = u
+            else:
+                superseded.append(u.name)
+            continue
         cur = best.get(u.logical)
         if cur is None or (u.mtime, u.name) > (cur.mtime, cur.name):
             if cur is not None:
@@ -409,6 +481,11 @@ def dedupe_retries(units: Sequence[Unit]) -> tuple[list[Unit], list[str]]:
         else:
             superseded.append(u.name)
     return list(best.values()), superseded
+
+
+def _content_key(u: Unit) -> tuple[tuple[str, str], ...]:
+    """A unit's files by name within the unit and bytes (sha256)."""
+    return tuple(sorted((f.rel.rpartition("/")[2], f.sha256) for f in u.files))
 
 
 def _visible(directory: Path) -> list[Path]:

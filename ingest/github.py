@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -180,9 +180,16 @@ def run_meta(run: dict[str, Any], repo: str) -> dict[str, Any]:
 
 
 def fetch_run(
-    run_id: str, store: Store, client: GitHubClient, progress: Callable[[str], None] | None = None
+    run_id: str,
+    store: Store,
+    client: GitHubClient,
+    progress: Callable[[str], None] | None = None,
+    defaults: Mapping[str, Any] | None = None,
 ) -> IngestReport:
     """Fetch a run's metadata and artifacts (cached under the store) and ingest them.
+
+    Args:
+        defaults: what no file says (column -> value, as `paretolens ingest --set`).
 
     Raises:
         GitHubError: when the API refuses or fails.
@@ -207,6 +214,8 @@ def fetch_run(
             store,
             run_id=str(run_id),
             run_meta=run_meta(run, client.repo),
+            defaults=defaults,
+            defaults_from="--set",
         )
         if inputs
         else _empty_run(store, run_id, run, client.repo)

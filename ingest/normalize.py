@@ -98,6 +98,11 @@ _NON_NEGATIVE: tuple[str, ...] = tuple(
 )
 _HASH_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
 _REQUEST_RATE = str(Col.REQUEST_RATE)
+# The longest text a string field (or one item of a string list) may hold: longer is a reject
+# naming the field (real values are under 1,000 characters; a 50 MB model name is an attack).
+MAX_STRING_CHARS = 4096
+_STR_COLS: tuple[str, ...] = tuple(c for c, k in _KIND.items() if k == _STR)
+_STR_LIST_COLS: tuple[str, ...] = tuple(c for c, k in _KIND.items() if k == _STR_LIST)
 _CONC = str(Col.CONC)
 
 
@@ -427,7 +432,23 @@ def _check(row: Row) -> None:
     er = row.get(Col.ERROR_RATE)
     if er is not None and er > 1.0:
         raise SchemaError(Col.ERROR_RATE, f"expected a fraction in 0..1, got {er}")
+    _check_lengths(row)
     _check_units(row)
+
+
+def _check_lengths(row: Row) -> None:
+    for col in _STR_COLS:
+        v = row.get(col)
+        if isinstance(v, str) and len(v) > MAX_STRING_CHARS:
+            raise SchemaError(
+                col, f"{len(v)} characters, over the {MAX_STRING_CHARS} character limit"
+            )
+    for col in _STR_LIST_COLS:
+        for item in row.get(col) or ():
+            if isinstance(item, str) and len(item) > MAX_STRING_CHARS:
+                raise SchemaError(
+                    col, f"an item of {len(item)} characters, over the {MAX_STRING_CHARS} limit"
+                )
 
 
 def _check_units(row: Row) -> None:
@@ -881,6 +902,15 @@ def _checks(live: set[str]) -> list[pl.Expr]:
         out.append((pl.min_horizontal(non_negative) < 0).fill_null(False))
     if str(Col.ERROR_RATE) in live:
         out.append((_c(Col.ERROR_RATE) > 1.0).fill_null(False))
+    # _check_lengths: no string (or string list item) over MAX_STRING_CHARS.
+    texts = [pl.col(c).str.len_chars() for c in _STR_COLS if c in live]
+    texts += [
+        pl.col(c).list.eval(pl.element().str.len_chars()).list.max()
+        for c in _STR_LIST_COLS
+        if c in live
+    ]
+    if texts:
+        out.append((pl.max_horizontal(texts) > MAX_STRING_CHARS).fill_null(False))
     # _check_units: TPOT x interactivity within 0.1..10 (a zero interactivity is flagged too).
     products = [
         pl.col(f"{s}_tpot") * pl.col(f"{s}_intvty")

@@ -8,10 +8,11 @@ from it. Every file is accounted for: stored, duplicate, ignored (auxiliary, wit
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,14 +20,16 @@ from typing import Any
 
 import polars as pl
 
+from ingest import attach
 from ingest.artifacts import Collected, Unit, collect_all
 from ingest.errors import ParseError, SchemaError
 from ingest.identity import refine_arms, unique_point_ids
-from ingest.normalize import normalize_batch
+from ingest.normalize import NOT_FROM_READERS, canonical_hw, normalize_batch
+from ingest.normalize import _coerce as coerce_value
 from ingest.readers.base import JsonDocs, ReadResult, SourceFile
 from ingest.readers.registry import file_readers, unit_readers
 from ingest.schema import Col, RejectCol, RunCol, SeriesCol, empty_points
-from ingest.store import Store
+from ingest.store import Store, check_run_id
 
 Row = dict[str, Any]
 
@@ -345,10 +348,102 @@ class _Pending:
     count: int
     series: list[Row]
     aux: tuple[str, ...] = ()
+    point_aux: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+
+def _window_of(src: SourceFile, index: int, count: int) -> Callable[[], attach.Window | None]:
+    return lambda: attach.point_window(src.data, index, count)
+
+
+def _join(
+    primaries: list[_UnitOut],
+    extra_enrich: list[tuple[SourceFile, ReadResult]],
+    partials: list[Row],
+    pending: list[_Pending],
+    report: IngestReport,
+    run_id: str,
+) -> None:
+    """The points of the primaries' results, each with the auxiliary measurements it agrees with.
+
+    A unit's own enrichment may join its own points, a sibling unit's any primary point; each
+    measurement joins exactly one point or none (`ingest.attach`; the ignored say why).
+    """
+    results = [(o, r) for o in primaries for r in o.results]
+    joined: dict[tuple[int, int], list[tuple[SourceFile, ReadResult]]] = {}
+
+    def place(item: tuple[SourceFile, ReadResult], where: list[int]) -> None:
+        keys: list[tuple[int, int]] = []
+        cands: list[attach.Candidate] = []
+        for ri in where:
+            src, res, _ = results[ri][1]
+            n = len(res.points)
+            for pi, point in enumerate(res.points):
+                keys.append((ri, pi))
+                label = src.rel if n == 1 else f"{src.rel}#{pi}"
+                cands.append(attach.Candidate(label, point, _window_of(src, pi, n)))
+        choice = attach.choose(item[1].scope, item[1].enrich, cands)
+        if choice.index is None:
+            report.ignored.extend(
+                Ignored(rel, choice.reason, run_id) for rel in _files_of(item[0], item[1])
+            )
+        else:
+            joined.setdefault(keys[choice.index], []).append(item)
+
+    for o in primaries:
+        own = [ri for ri, (oo, _) in enumerate(results) if oo is o]
+        for item in o.enrich:
+            place(item, own)
+    for item in extra_enrich:
+        place(item, list(range(len(results))))
+    for ri, (o, (src, res, reader)) in enumerate(results):
+        items = {pi: joined.get((ri, pi), []) for pi in range(len(res.points))}
+        attached = [s_ for its in items.values() for s_, _ in its]
+        sha = _content_sha(src, attached if len(o.results) == 1 else [])
+        first = len(partials)
+        series = list(res.series)
+        point_aux: dict[int, tuple[str, ...]] = {}
+        for pi, partial in enumerate(res.points):
+            merged: Row = {}
+            for _s, e in items[pi]:
+                for k, v in e.enrich.items():
+                    if v is not None and merged.get(k) is None:
+                        merged[k] = v
+                series.extend({**r, "point_key": pi} for r in e.series)
+            if items[pi]:
+                point_aux[pi] = tuple(
+                    dict.fromkeys(rel for s_, e in items[pi] for rel in _files_of(s_, e))
+                )
+            if not merged:
+                partials.append(partial)  # normalize_batch does not modify its input
+                continue
+            full = dict(partial)
+            for k, v in merged.items():
+                if full.get(k) is None:
+                    full[k] = v
+            partials.append(full)
+        pending.append(
+            _Pending(
+                src,
+                reader,
+                sha,
+                o.unit.logical,
+                first,
+                len(res.points),
+                series,
+                tuple(dict.fromkeys(r for r in res.consumed if r != src.rel)),
+                point_aux,
+            )
+        )
 
 
 def _build_rows(
-    outs: list[_UnitOut], run_id: str, now: datetime, report: IngestReport
+    outs: list[_UnitOut],
+    run_id: str,
+    now: datetime,
+    report: IngestReport,
+    defaults: Mapping[str, Any] | None = None,
+    defaults_from: str = "the defaults",
+    local: Mapping[str, tuple[Mapping[str, Any], str]] | None = None,
 ) -> tuple[pl.DataFrame, list[Row]]:
     partials: list[Row] = []
     pending: list[_Pending] = []
@@ -387,41 +482,7 @@ def _build_rows(
                 )
                 for src, res, _ in o.results
             )
-        for o in primaries:
-            enrich = o.enrich + extra_enrich
-            enrich_files = [s for s, _ in enrich]
-            for src, res, reader in o.results:
-                merged_enrich: Row = {}
-                for _s, e in enrich:
-                    for k, v in e.enrich.items():
-                        if v is not None and merged_enrich.get(k) is None:
-                            merged_enrich[k] = v
-                sha = _content_sha(src, enrich_files if len(o.results) == 1 else [])
-                first = len(partials)
-                for partial in res.points:
-                    if not merged_enrich:
-                        partials.append(partial)  # normalize_batch does not modify its input
-                        continue
-                    full = dict(partial)
-                    for k, v in merged_enrich.items():
-                        if full.get(k) is None:
-                            full[k] = v
-                    partials.append(full)
-                aux = [r for r in res.consumed if r != src.rel]
-                for s_, e in enrich:
-                    aux.extend(_files_of(s_, e))
-                pending.append(
-                    _Pending(
-                        src,
-                        reader,
-                        sha,
-                        o.unit.logical,
-                        first,
-                        len(res.points),
-                        [*res.series, *(r for _s, e in enrich for r in e.series)],
-                        tuple(dict.fromkeys(aux)),
-                    )
-                )
+        _join(primaries, extra_enrich, partials, pending, report, run_id)
     # One frame for the whole batch; a row that breaks the contract is refused on its own.
     paths: list[str] = []
     shas: list[str] = []
@@ -430,6 +491,15 @@ def _build_rows(
         paths.extend([p.src.rel] * p.count)
         shas.extend([p.sha] * p.count)
         artifacts.extend([p.artifact] * p.count)
+    if local:
+        # paretolens.yaml beside the files: what they do not say, for the files under its
+        # directory (the nearest one wins; the caller's defaults, e.g. --set, win over it).
+        partials = [
+            _fill_row(row, *local_defaults(local, path), path, run_id, report)
+            for row, path in zip(partials, paths, strict=True)
+        ]
+    if defaults:
+        partials = _apply_defaults(partials, defaults, defaults_from, paths, run_id, report)
     batch = normalize_batch(
         partials,
         run_id=run_id,
@@ -464,6 +534,14 @@ def _build_rows(
             report.accepted_files.append(FileOutcome(run_id, p.src.rel, tuple(live), p.reader))
             for rel in p.aux:
                 aux_ids.setdefault(rel, {}).update(dict.fromkeys(live))
+        for pi, rels in p.point_aux.items():
+            for rel in rels:
+                if ids[pi]:
+                    aux_ids.setdefault(rel, {})[ids[pi]] = None
+                elif rel not in aux_ids:
+                    where = p.src.rel if p.count == 1 else f"{p.src.rel}#{pi}"
+                    why = f"its point {where} was rejected: nothing stored from it"
+                    report.ignored.append(Ignored(rel, why, run_id))
         for s in p.series:
             key = s.get("point_key")
             targets = (
@@ -485,6 +563,177 @@ def _build_rows(
         FileOutcome(run_id, rel, tuple(ids)) for rel, ids in aux_ids.items() if rel not in taken
     )
     return frame, series
+
+
+# Columns a default may not set: provenance and derived ids (ingest's own), and the warnings list.
+_NO_DEFAULT = NOT_FROM_READERS | {str(Col.WARNINGS)}
+
+
+def check_defaults(defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate ingest defaults (canonical column -> value) and coerce each value to its column's
+    type (``"8"`` for an integer column is 8, ``"true"`` for a boolean is True); None is dropped.
+
+    Raises:
+        SchemaError: naming the key that is not a column a default may set, or the bad value.
+    """
+    out: dict[str, Any] = {}
+    for key, value in defaults.items():
+        try:
+            col = str(Col(key))
+        except ValueError as exc:
+            raise SchemaError(key, "not a canonical column (docs/schema.md lists them)") from exc
+        if col in _NO_DEFAULT:
+            raise SchemaError(key, "set by ingest itself; it cannot be given as a default")
+        if value is None:
+            continue
+        try:
+            out[col] = coerce_value(col, value)
+        except SchemaError:
+            # Text from a command line: "0.9" for a float column, "8.0" for an integer one.
+            try:
+                number = float(value) if isinstance(value, str) else None
+            except ValueError:
+                number = None
+            if number is None:
+                raise
+            out[col] = coerce_value(col, number)
+    return out
+
+
+def _same(col: str, have: Any, want: Any) -> bool:
+    try:
+        have = coerce_value(col, have)
+    except SchemaError:
+        return False
+    if isinstance(have, str) and isinstance(want, str):
+        return have.strip().casefold() == want.strip().casefold()
+    return bool(have == want)
+
+
+def _apply_defaults(
+    partials: list[Row],
+    defaults: Mapping[str, Any],
+    defaults_from: str,
+    where: Sequence[str],
+    run_id: str,
+    report: IngestReport,
+) -> list[Row]:
+    """Fill the columns each row left null from `defaults` (validated by `check_defaults`).
+
+    A row's own value is kept; where it differs from the default, the row gets a warning naming
+    both and the report a note. `hw` and `hw_label` are one fact: a row that says either is
+    compared on the canonical hardware, and the other is filled only when they agree. Returns new
+    row dicts (the readers' rows are not modified).
+    """
+    hw_c, label_c = str(Col.HW), str(Col.HW_LABEL)
+    out: list[Row] = []
+    for i, partial in enumerate(partials):
+        row = dict(partial)
+        clashes: list[str] = []
+        for col, want in defaults.items():
+            have = row.get(col)
+            if col in (hw_c, label_c) and have is None:
+                other = row.get(label_c if col == hw_c else hw_c)
+                if other is not None and canonical_hw(str(other)) != canonical_hw(str(want)):
+                    name = label_c if col == hw_c else hw_c
+                    clashes.append(
+                        f"{name}={other!r} from the file differs from {col}={want!r} from "
+                        f"{defaults_from}; the file's value is kept"
+                    )
+                    continue
+            if have is None:
+                row[col] = want
+            elif not _same(col, have, want):
+                clashes.append(
+                    f"{col}={have!r} from the file differs from {col}={want!r} from "
+                    f"{defaults_from}; the file's value is kept"
+                )
+        if clashes:
+            row[str(Col.WARNINGS)] = [*(row.get(str(Col.WARNINGS)) or []), *clashes]
+            path = where[i] if i < len(where) else ""
+            report.notes.extend(Ignored(path, c, run_id) for c in clashes)
+        out.append(row)
+    return out
+
+
+LOCAL_DEFAULTS = "paretolens.yaml"
+
+
+def local_defaults(
+    local: Mapping[str, tuple[Mapping[str, Any], str]], path: str
+) -> tuple[Mapping[str, Any], str]:
+    """The defaults of the nearest `paretolens.yaml` above a file: (column -> value, its path)."""
+    best = ""
+    for prefix in local:
+        if (not prefix or path.startswith(prefix)) and len(prefix) >= len(best):
+            best = prefix
+    return local.get(best, ({}, ""))
+
+
+def _fill_row(
+    row: Row, defaults: Mapping[str, Any], where: str, path: str, run_id: str, report: IngestReport
+) -> Row:
+    if not defaults:
+        return row
+    return _apply_defaults([row], defaults, where, [path], run_id, report)[0]
+
+
+def _read_local_defaults(
+    c: Collected, run_id: str, report: IngestReport
+) -> tuple[Collected, dict[str, tuple[Mapping[str, Any], str]]]:
+    """Take every `paretolens.yaml` out of the input: {directory prefix: (defaults, its path)}.
+
+    A file that is not a mapping of canonical columns to values is rejected with the key at
+    fault; the rest of the input is read as usual.
+    """
+    import yaml
+
+    local: dict[str, tuple[Mapping[str, Any], str]] = {}
+    units: list[Unit] = []
+    for unit in c.units:
+        keep = []
+        for f in unit.files:
+            if f.name != LOCAL_DEFAULTS:
+                keep.append(f)
+                continue
+            try:
+                doc = yaml.safe_load(f.data.decode("utf-8-sig"))
+                if not isinstance(doc, dict):
+                    raise SchemaError("", "expected a mapping of column names to values")
+                local[f.rel.rpartition("/")[0] + "/" if "/" in f.rel else ""] = (
+                    check_defaults({str(k): v for k, v in doc.items()}),
+                    f.rel,
+                )
+            except (yaml.YAMLError, UnicodeDecodeError) as exc:
+                report.rejected.append(
+                    Reject(run_id, f.rel, f"not valid YAML: {exc}", "", "paretolens.yaml", f.sha256)
+                )
+            except SchemaError as exc:
+                report.rejected.append(
+                    Reject(run_id, f.rel, exc.reason, exc.field, "paretolens.yaml", f.sha256)
+                )
+        if keep:
+            units.append(dataclasses.replace(unit, files=keep))
+    return dataclasses.replace(c, units=units), local
+
+
+def _account_local(
+    local: Mapping[str, tuple[Mapping[str, Any], str]], run_id: str, report: IngestReport
+) -> None:
+    """Each paretolens.yaml is auxiliary to the points of the files under its directory."""
+    for prefix, (_defaults, rel) in local.items():
+        ids = [
+            pid
+            for o in report.accepted_files
+            if o.run_id == run_id and o.path.startswith(prefix)
+            for pid in o.point_ids
+        ]
+        if ids:
+            report.auxiliary.append(FileOutcome(run_id, rel, tuple(ids), LOCAL_DEFAULTS))
+        else:
+            report.ignored.append(
+                Ignored(rel, "paretolens.yaml with no point under its directory", run_id)
+            )
 
 
 def _account(c: Collected, run_id: str, report: IngestReport) -> None:
@@ -534,6 +783,8 @@ def ingest_paths(
     run_id: str | None = None,
     run_meta: dict[str, Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    defaults_from: str = "the defaults",
 ) -> IngestReport:
     """Ingest files, directories and zips into the store.
 
@@ -543,15 +794,33 @@ def ingest_paths(
         run_id: put every point under this run id.
         run_meta: catalog fields for the run(s) (repo, branch, head_sha, title, ...).
         progress: called with (done, total) units as reading proceeds.
+        defaults: canonical column -> value, for what the files do not say (the plan of a job
+            the runner launched; ``--set key=value``). A default fills a column that the readers
+            (and sidecars) left null, before normalisation, so it counts in the arm identity. A
+            file's own value is kept; where it differs from the default, the point gets a warning
+            naming both (also in ``report.notes``).
+        defaults_from: how warnings name the defaults, e.g. "the job's plan".
 
     Returns:
         The report: runs touched, points accepted, duplicates skipped, rejects, ignored files.
+
+    Raises:
+        InvalidRunId: when `run_id`, or an input's default id (its directory's name), breaks
+            the run id rule (`ingest.store.RUN_ID_RULE`); nothing is stored then.
+        SchemaError: when a default is not a canonical column a default may set, or its value
+            does not fit the column (nothing is read or stored then).
     """
+    given = check_defaults(defaults or {})
     report = IngestReport()
     now = datetime.now(UTC)
     per_run: dict[str, tuple[list[pl.DataFrame], list[Row]]] = {}
+    if run_id is not None:
+        check_run_id(run_id)
     with tempfile.TemporaryDirectory(prefix="paretolens-ingest-") as work:
         collected = collect_all([Path(p) for p in paths], Path(work), run_id)
+        # Nothing is read or written under an id the dashboard could not link to.
+        for rid, _ in collected:
+            check_run_id(rid)
         total = sum(len(c.units) for _, c in collected)
         done = 0
         for rid, c in collected:
@@ -559,15 +828,22 @@ def ingest_paths(
                 report.rejected.append(Reject(rid, prob.rel, prob.reason, prob.field, "artifacts"))
             for name in c.superseded:
                 report.ignored.append(
-                    Ignored(name, "superseded by a newer retry of the same artifact", rid)
+                    Ignored(
+                        name,
+                        "superseded: a newer retry of the same artifact, or a byte-identical "
+                        "copy of a run-level artifact",
+                        rid,
+                    )
                 )
+            c, local = _read_local_defaults(c, rid, report)
             outs = []
             for unit in c.units:
                 outs.append(_read_unit(unit, rid, report))
                 done += 1
                 if progress:
                     progress(done, total)
-            rows, series = _build_rows(outs, rid, now, report)
+            rows, series = _build_rows(outs, rid, now, report, given, defaults_from, local)
+            _account_local(local, rid, report)
             _account(c, rid, report)
             acc = per_run.setdefault(rid, ([], []))
             acc[0].append(rows)

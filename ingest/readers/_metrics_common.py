@@ -31,6 +31,14 @@ SPEC_DRAFTS = "vllm:spec_decode_num_drafts"
 SPEC_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens"
 SPEC_ACCEPTED = "vllm:spec_decode_num_accepted_tokens"
 SPEC_PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos"
+PREFIX_HITS = "vllm:prefix_cache_hits"
+PREFIX_QUERIES = "vllm:prefix_cache_queries"
+EXTERNAL_HITS = "vllm:external_prefix_cache_hits"
+EXTERNAL_QUERIES = "vllm:external_prefix_cache_queries"
+# vLLM V0's own hit-rate gauge (gone in V1): a different definition, kept in its own column.
+GPU_HIT_RATE_GAUGE = "vllm:gpu_prefix_cache_hit_rate"
+PROMPT_TOKENS = "vllm:prompt_tokens"
+GENERATION_TOKENS = "vllm:generation_tokens"
 
 # Directories that belong to the unit above them (see ingest.artifacts).
 NESTED_DIRS = {"aiperf_artifacts", "logs", "results", "trace_replay", "LOGS", "agentic"}
@@ -213,31 +221,31 @@ def _fraction(value: float | None) -> float | None:
 def server_summary(store: MetricStore) -> Row:
     """The server summary InferenceX's vLLM adapter derives (formats.md §3.7).
 
-    Prefix-cache hit rates are Σhits/Σqueries, overridden by `vllm:prompt_tokens_by_source` when
-    present; peak KV usage is the largest gauge maximum over series; preemptions are summed.
+    Under InferenceX's names their definitions (`backends/vllm.py`): the GPU hit rate is
+    Σvllm:prefix_cache_hits / Σvllm:prefix_cache_queries, replaced by local_cache_hit / Σ
+    `vllm:prompt_tokens_by_source` when that label is exported (external likewise, and the
+    overall rate is (local + external) / Σ, else the GPU rate). `prefix_cache_hit_rate` keeps
+    hits / queries whatever else the server exports. Peak KV usage is the largest gauge maximum
+    over series; preemptions are summed.
     """
     row: Row = {}
-    for hits, queries, col in (
-        ("vllm:prefix_cache_hits", "vllm:prefix_cache_queries", Col.GPU_PREFIX_CACHE_HIT_RATE),
-        (
-            "vllm:external_prefix_cache_hits",
-            "vllm:external_prefix_cache_queries",
-            Col.EXTERNAL_PREFIX_CACHE_HIT_RATE,
-        ),
-    ):
-        h, q = store.counter_sum(hits), store.counter_sum(queries)
-        if h is not None and q:
-            row[col] = h / q
+    h, q = store.counter_sum(PREFIX_HITS), store.counter_sum(PREFIX_QUERIES)
+    if h is not None and q:
+        row[Col.GPU_PREFIX_CACHE_HIT_RATE] = row[Col.PREFIX_CACHE_HIT_RATE] = h / q
+    h, q = store.counter_sum(EXTERNAL_HITS), store.counter_sum(EXTERNAL_QUERIES)
+    if h is not None and q:
+        row[Col.EXTERNAL_PREFIX_CACHE_HIT_RATE] = h / q
     by_source = store.counter_by("vllm:prompt_tokens_by_source", "source")
     total = sum(by_source.values())
-    if total > 0:
-        local, external = (
-            by_source.get("local_cache_hit", 0.0),
-            by_source.get("external_kv_transfer", 0.0),
-        )
-        row[Col.GPU_PREFIX_CACHE_HIT_RATE] = local / total
-        row[Col.EXTERNAL_PREFIX_CACHE_HIT_RATE] = external / total
-        row[Col.OVERALL_PREFIX_CACHE_HIT_RATE] = (local + external) / total
+    if by_source and total > 0:
+        local, external = by_source.get("local_cache_hit"), by_source.get("external_kv_transfer")
+        if local is not None:
+            row[Col.GPU_PREFIX_CACHE_HIT_RATE] = local / total
+        if external is not None:
+            row[Col.EXTERNAL_PREFIX_CACHE_HIT_RATE] = external / total
+        row[Col.OVERALL_PREFIX_CACHE_HIT_RATE] = ((local or 0.0) + (external or 0.0)) / total
+    elif not by_source and Col.GPU_PREFIX_CACHE_HIT_RATE in row:
+        row[Col.OVERALL_PREFIX_CACHE_HIT_RATE] = row[Col.GPU_PREFIX_CACHE_HIT_RATE]
     gpu = store.gauge_peak("vllm:kv_cache_usage_perc")
     gpu = gpu if gpu is not None else store.gauge_peak("vllm:gpu_cache_usage_perc")
     for col, value in (
@@ -265,6 +273,29 @@ def duplicate_note(store: MetricStore, rel: str) -> list[str]:
         return []
     urls = ", ".join(sorted(store.duplicate_urls))
     return [f"{rel}: same server scraped under more than one URL ({urls}); counted once"]
+
+
+def metric_scope(
+    store: MetricStore, since_start: bool, window: tuple[float | None, float | None] | None = None
+) -> Row:
+    """What a dump measured, for attaching it to the right point (`ReadResult.scope`).
+
+    `models`: the `model_name` label values of its series (vLLM labels every series with the
+    served model name); token totals: Σ `vllm:prompt_tokens` / `vllm:generation_tokens`.
+    """
+    models: set[str] = set()
+    for table in (store.counters, store.gauge_max):
+        for series in table.values():
+            for _server, labels in series:
+                models.update(v for k, v in labels if k == "model_name" and v)
+    scope: Row = {"models": sorted(models), "since_start": since_start}
+    if window is not None and (window[0] is not None or window[1] is not None):
+        scope["window"] = [window[0], window[1]]
+    for key, name in (("prompt_tokens", PROMPT_TOKENS), ("generation_tokens", GENERATION_TOKENS)):
+        value = store.counter_sum(name)
+        if value is not None:
+            scope[key] = value
+    return scope
 
 
 def unit_dir_name(files: Iterable[SourceFile]) -> str:

@@ -148,7 +148,14 @@ def _identity(
             row.setdefault(Col.CONC, flags.get("concurrency"))
         row.setdefault(Col.MODEL, flags.get("model"))
     inputs = config.get("input", {}) if isinstance(config.get("input"), Mapping) else {}
-    agentic = bool(inputs.get("public_dataset") or inputs.get("conversation")) or "agentx" in str(
+    # aiperf writes `conversation: {num_dataset_entries: N}` for every run (--num-prompts): only
+    # a multi-turn conversation (turns, a trace or a public dataset) is an agentic workload.
+    raw_conv = inputs.get("conversation")
+    conv: Mapping[str, Any] = raw_conv if isinstance(raw_conv, Mapping) else {}
+    multi_turn = bool(conv.get("turn") or conv.get("num")) or "trace" in str(
+        inputs.get("custom_dataset_type") or ""
+    )
+    agentic = bool(inputs.get("public_dataset") or multi_turn) or "agentx" in str(
         config.get("scenario", "")
     )
     row[Col.SCENARIO] = "agentic-coding" if agentic else "fixed-seq-len"

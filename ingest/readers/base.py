@@ -79,6 +79,10 @@ class ReadResult:
     rejects: rows of the file that could not be taken.
     consumed: rel paths of the files this result used (unit readers).
     notes: informational messages for the summary.
+    scope: what an enrich-only result (a /metrics scrape, a server-metric export, a server log)
+        measured, for attaching it to the right point (`ingest.attach`): `models` (served model
+        names), `window` ([start, end] epoch seconds, either may be None), `since_start` (True
+        for counters since server start), `prompt_tokens` and `generation_tokens` (counter sums).
     """
 
     points: list[Row] = field(default_factory=list)
@@ -87,6 +91,7 @@ class ReadResult:
     rejects: list[RowReject] = field(default_factory=list)
     consumed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    scope: Row = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ earlier benchmark included). Two scrapes of one server, before and after a bench
 benchmark's deltas (al_source `prometheus_delta`), as the golden-AL collectors compute
 AL = 1 + Δaccepted / Δdrafts (formats.md §3.9, §4.1). Which scrape is "after" is read from the
 counters, not the file names: every counter of the later scrape is at least its earlier value.
-Counters carry no point; they enrich the point of their unit or of the paired aggregate.
+Counters carry no point; they enrich the point of their unit or of the paired aggregate, and
+their scope (the `model_name` label, the server start from `_created`, token counters) says which
+point that is when there are several (`ingest.attach`).
 """
 
 from __future__ import annotations
@@ -16,8 +18,16 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 from ingest.errors import ParseError
-from ingest.readers._metrics_common import MetricStore, family, server_summary, store_spec_row
+from ingest.readers._metrics_common import (
+    GPU_HIT_RATE_GAUGE,
+    MetricStore,
+    family,
+    metric_scope,
+    server_summary,
+    store_spec_row,
+)
 from ingest.readers.base import ReadResult, Row, SourceFile
+from ingest.schema import Col
 
 Counters = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -37,25 +47,31 @@ def is_prometheus_text(src: SourceFile) -> bool:
     return head.startswith((b"# HELP ", b"# TYPE ")) and b"\n# TYPE " in b"\n" + head
 
 
-def parse_scrape(text: str, rel: str) -> tuple[Counters, dict[str, float]]:
-    """Counter values and gauge values of one scrape, keyed by (family, sorted labels).
-
-    `_created` timestamps are dropped; counter names lose `_total`.
+def _parse(text: str, rel: str) -> tuple[Counters, dict[str, float], float | None, float | None]:
+    """Counters, gauges, the earliest `_created` time and the latest sample timestamp (epoch s).
 
     Raises:
         ParseError: when the text is not valid exposition format or holds a non-finite counter.
     """
     counters: Counters = {}
     gauges: dict[str, float] = {}
+    created: float | None = None
+    stamped: float | None = None
     try:
         families = list(text_string_to_metric_families(text))
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         raise ParseError(rel, "", f"not valid Prometheus text exposition: {exc}") from exc
     for fam in families:
         for sample in fam.samples:
-            if sample.name.endswith("_created"):
-                continue
             value = float(sample.value)
+            if sample.timestamp is not None:
+                ts = float(sample.timestamp)
+                stamped = ts if stamped is None else max(stamped, ts)
+            if sample.name.endswith("_created"):
+                # When each series was created: the server's start (vLLM creates them at boot).
+                if math.isfinite(value) and value > 0:
+                    created = value if created is None else min(created, value)
+                continue
             key = (family(sample.name), tuple(sorted(sample.labels.items())))
             if fam.type == "counter" or (fam.type == "unknown" and sample.name.endswith("_total")):
                 if not math.isfinite(value):
@@ -64,6 +80,18 @@ def parse_scrape(text: str, rel: str) -> tuple[Counters, dict[str, float]]:
             elif fam.type == "gauge" and math.isfinite(value):
                 name = sample.name
                 gauges[name] = max(value, gauges.get(name, value))
+    return counters, gauges, created, stamped
+
+
+def parse_scrape(text: str, rel: str) -> tuple[Counters, dict[str, float]]:
+    """Counter values and gauge values of one scrape, keyed by (family, sorted labels).
+
+    `_created` timestamps are dropped; counter names lose `_total`.
+
+    Raises:
+        ParseError: when the text is not valid exposition format or holds a non-finite counter.
+    """
+    counters, gauges, _, _ = _parse(text, rel)
     return counters, gauges
 
 
@@ -82,10 +110,23 @@ def snapshot_row(text: str, rel: str) -> Row:
     Raises:
         ParseError: when the scrape cannot be parsed.
     """
-    counters, _ = parse_scrape(text, rel)
+    return snapshot(text, rel)[0]
+
+
+def snapshot(text: str, rel: str) -> tuple[Row, Row]:
+    """Enrichment columns of one scrape and its scope (models, server start, token totals).
+
+    Raises:
+        ParseError: when the scrape cannot be parsed.
+    """
+    counters, gauges, created, stamped = _parse(text, rel)
     store = _store(counters)
-    # Gauges are one instant of the scrape, not the run's peak: only counter-based columns.
-    return {**server_summary(store), **store_spec_row(store, "prometheus_snapshot", rel)}
+    # Gauges are one instant of the scrape, not the run's peak: only counter-based columns, and
+    # vLLM V0's hit-rate gauge in its own column (it is not InferenceX's hits / queries).
+    row = {**server_summary(store), **store_spec_row(store, "prometheus_snapshot", rel)}
+    if GPU_HIT_RATE_GAUGE in gauges:
+        row[Col.GPU_PREFIX_CACHE_HIT_RATE_GAUGE] = gauges[GPU_HIT_RATE_GAUGE]
+    return row, metric_scope(store, since_start=True, window=(created, stamped))
 
 
 def delta_row(first: tuple[str, str], second: tuple[str, str]) -> tuple[Row, str, str]:
@@ -127,6 +168,21 @@ def delta_row(first: tuple[str, str], second: tuple[str, str]) -> tuple[Row, str
     )
 
 
+def delta_scope(first: tuple[str, str], second: tuple[str, str]) -> Row:
+    """The scope of a scrape pair: its models, the window between two stamped scrapes, deltas.
+
+    Raises:
+        ParseError: when either scrape cannot be parsed.
+    """
+    ca, _, _, ta = _parse(*first)
+    cb, _, _, tb = _parse(*second)
+    shared = ca.keys() & cb.keys()
+    before, after = (ca, cb) if all(cb[k] >= ca[k] for k in shared) else (cb, ca)
+    window = (min(ta, tb), max(ta, tb)) if ta is not None and tb is not None else None
+    store = _store({k: after[k] - before[k] for k in shared})
+    return metric_scope(store, since_start=False, window=window)
+
+
 class PrometheusSnapshotReader:
     """One `/metrics` scrape: counter totals as enrichment."""
 
@@ -136,7 +192,7 @@ class PrometheusSnapshotReader:
         return doc is None and is_prometheus_text(src)
 
     def read(self, src: SourceFile, doc: Any) -> ReadResult:
-        row = snapshot_row(src.text(), src.rel)
+        row, scope = snapshot(src.text(), src.rel)
         note = "one /metrics scrape: counters since server start (warmup and earlier runs included)"
         if not row:
             return ReadResult(
@@ -145,7 +201,7 @@ class PrometheusSnapshotReader:
                 ],
                 consumed=[src.rel],
             )
-        return ReadResult(enrich=row, notes=[note], consumed=[src.rel])
+        return ReadResult(enrich=row, notes=[note], consumed=[src.rel], scope=scope)
 
 
 class PrometheusPairReader:
@@ -160,7 +216,10 @@ class PrometheusPairReader:
         a, b = (src for src in files if is_prometheus_text(src))
         row, before, after = delta_row((a.text(), a.rel), (b.text(), b.rel))
         return ReadResult(
-            enrich=row, notes=[f"counter deltas {before} -> {after}"], consumed=[after, before]
+            enrich=row,
+            notes=[f"counter deltas {before} -> {after}"],
+            consumed=[after, before],
+            scope=delta_scope((a.text(), a.rel), (b.text(), b.rel)),
         )
 
 

@@ -141,6 +141,24 @@ def read_log(text: str, rel: str) -> tuple[Row, list[str]]:
     return row, notes
 
 
+def log_scope(text: str, rel: str) -> Row:
+    """What a server log measured, for attaching it (`ReadResult.scope`): the served model names
+    from `non-default args` (`model`, `served-model-name`); counters since server start. The
+    log's timestamps carry no year or zone, so it gives no window.
+
+    Raises:
+        ParseError: when the non-default args are malformed.
+    """
+    args = nondefault_args(text, rel) or {}
+    models: list[str] = []
+    for key in ("model", "served-model-name"):
+        value = args.get(key)
+        for name in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(name, str) and name and name not in models:
+                models.append(name)
+    return {"models": models, "since_start": True}
+
+
 class ServerLogReader:
     """vLLM `server.log`: drafts-weighted acceptance and server config, as enrichment."""
 
@@ -159,7 +177,8 @@ class ServerLogReader:
                 ],
                 consumed=[src.rel],
             )
-        return ReadResult(enrich=row, notes=notes, consumed=[src.rel])
+        scope = log_scope(src.text(), src.rel)
+        return ReadResult(enrich=row, notes=notes, consumed=[src.rel], scope=scope)
 
 
 FILE_READERS = (ServerLogReader(),)

@@ -6,7 +6,9 @@ are summed across engines and servers; the same server listed under two URLs (ai
 `localhost` and an explicit `127.0.0.1`) is counted once. Acceptance length follows §3.9 source 1;
 the server summary follows InferenceX's vLLM adapter (§3.7). The CSV has the same statistics in
 blank-line-separated sections (gauge, counter, histogram, info) with labels expanded into columns.
-Neither file is a point: both enrich the point of their unit or of the paired aggregate.
+Neither file is a point: both enrich the point of their unit or of the paired aggregate; their
+scope (the `model_name` label, the JSON's window, token counters) says which point that is when
+there are several (`ingest.attach`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ingest.readers._metrics_common import (
     MetricStore,
     duplicate_note,
     endpoint_key,
+    metric_scope,
     number,
     parse_float,
     server_summary,
@@ -159,6 +162,32 @@ def read_json_dump(doc: Mapping[str, Any], rel: str) -> tuple[MetricStore, list[
     return store, rows
 
 
+def json_window(doc: Mapping[str, Any], rel: str) -> tuple[float | None, float | None]:
+    """The export's window in epoch seconds: endpoint first/last update, else the timeslices."""
+    summary = doc.get("summary")
+    info = summary.get("endpoint_info") if isinstance(summary, Mapping) else None
+    ends = [
+        v.get("last_update_ns")
+        for v in (info.values() if isinstance(info, Mapping) else [])
+        if isinstance(v, Mapping)
+    ]
+    last = [number(e, rel, "summary.endpoint_info.last_update_ns") for e in ends if e is not None]
+    if not last:
+        last = [
+            number(ts["end_ns"], rel, "timeslices.end_ns")
+            for m in _metrics(doc, rel).values()
+            if isinstance(m, Mapping)
+            for s in _mappings(m.get("series"))
+            for ts in _mappings(s.get("timeslices"))
+            if ts.get("end_ns") is not None
+        ]
+    start = _t0(doc, _metrics(doc, rel), rel)
+    return (
+        None if start is None else start / 1e9,
+        max(last) / 1e9 if last else None,
+    )
+
+
 def _csv_sections(text: str) -> list[tuple[int, list[str]]]:
     sections: list[tuple[int, list[str]]] = []
     current: list[str] = []
@@ -254,7 +283,8 @@ class ServerMetricsJsonReader:
     def read(self, src: SourceFile, doc: Any) -> ReadResult:
         store, series = read_json_dump(doc, src.rel)
         row, notes = enrich_row(store, src.rel)
-        return ReadResult(enrich=row, series=series, notes=notes, consumed=[src.rel])
+        scope = metric_scope(store, since_start=False, window=json_window(doc, src.rel))
+        return ReadResult(enrich=row, series=series, notes=notes, consumed=[src.rel], scope=scope)
 
 
 class ServerMetricsCsvReader:
@@ -266,8 +296,10 @@ class ServerMetricsCsvReader:
         return doc is None and is_csv_dump(src)
 
     def read(self, src: SourceFile, doc: Any) -> ReadResult:
-        row, notes = enrich_row(read_csv_dump(src.text(), src.rel), src.rel)
-        return ReadResult(enrich=row, notes=notes, consumed=[src.rel])
+        store = read_csv_dump(src.text(), src.rel)
+        row, notes = enrich_row(store, src.rel)
+        scope = metric_scope(store, since_start=False)
+        return ReadResult(enrich=row, notes=notes, consumed=[src.rel], scope=scope)
 
 
 FILE_READERS = (ServerMetricsJsonReader(), ServerMetricsCsvReader())

@@ -104,6 +104,38 @@ def test_a_missing_run_is_fetched_with_progress_and_then_served(tmp_path: Path) 
         )
 
 
+def test_a_web_fetch_takes_set_like_the_cli(tmp_path: Path) -> None:
+    with github_api() as api:
+        store = Store(tmp_path / "s")
+        c = _client(
+            store,
+            token=SecretStr(TOKEN),
+            github_token=SecretStr("ghp_secret_value"),
+            github_api_url=api,
+        )
+        bad = c.post(
+            f"/api/fetch/{GH_RUN}",
+            headers={"X-Paretolens-Token": TOKEN},
+            json={"set": {"gpus_total": 4}},
+        )
+        assert bad.status_code == 400 and "gpus_total" in bad.get_data(as_text=True)
+        started = c.post(
+            f"/api/fetch/{GH_RUN}",
+            headers={"X-Paretolens-Token": TOKEN},
+            json={"set": {"runner": "mi355x-amds"}},
+        )
+        assert started.status_code == 202
+        for _ in range(200):
+            status = json.loads(c.get(f"/api/fetch/{GH_RUN}/status").get_data(as_text=True))
+            if status["state"] != "running":
+                break
+            time.sleep(0.05)
+        assert status["state"] == "done", status
+        runners = store.points([GH_RUN]).get_column("runner").to_list()
+        # no file of the run says its runner: every point takes the value given
+        assert runners == ["mi355x-amds"] * 5
+
+
 def test_fetch_ids_must_be_github_run_ids(tmp_path: Path) -> None:
     c = _client(Store(tmp_path / "s"), token=SecretStr(TOKEN), github_token=SecretStr("ghp_unused"))
     resp = c.post("/api/fetch/not-a-run", headers={"X-Paretolens-Token": TOKEN})
@@ -129,12 +161,10 @@ def test_launch_with_the_token_records_a_job_and_refuses_without(
             for p in src.glob("run=29003473063.parquet"):
                 (own.root / f / p.name).write_bytes(p.read_bytes())
     (own.root / "runs.parquet").write_bytes(store.runs_path.read_bytes())
+    # What runs comes from the server's launch options document, never from the request.
+    (own.root / "launch-options.yaml").write_text("commands: {script: [bash, run_point.sh]}\n")
     c = _client(own, token=SecretStr(TOKEN), launch_enabled=True)
-    form = {
-        "query": "unofficialRun=29003473063",
-        "backend": "local",
-        "options": "commands: {script: [bash, run_point.sh]}\n",
-    }
+    form = {"query": "unofficialRun=29003473063", "backend": "local", "options": "timeout_s: 600\n"}
     for headers in ({}, {"X-Paretolens-Token": "nope"}):
         resp = c.post("/api/launch", data=form, headers=headers)
         assert resp.status_code == 403 and "wrong or missing launch token" in resp.get_data(

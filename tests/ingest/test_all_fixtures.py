@@ -24,26 +24,30 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
         )
     ]
     counts = dict(st.points(["all"]).group_by(Col.SCHEMA_VARIANT).len().iter_rows())
-    assert counts == {
-        "agentic_flat": 44,  # dsr1 B200 multi-turn, users 1..512 x offload on/off (44 files)
-        "agentic_v3": 10,  # Kimi-K2.7 TP4 and TP8 sweeps, 5 files each
-        "agg_fixed_v1": 9,  # Kimi-K2.5 MTP process_result aggregates + 6 TPU v7 (InferenceX-app)
-        "aiperf": 4,  # 2 aiperf 0.10 runs (wild) + raw InferenceX trees without their aggregate
-        "aiperf_legacy": 1,  # the upstream aiperf example run
-        "bench_serving_ms": 72,  # 16 multinode + 3 Kimi raw + 10 local runs + 43 wild vLLM
-        "bench_serving_random_s": 169,  # GLM-5 52 + MiniMax-M2.5 72 + Qwen3.5 45
-        "multiturn_summary": 46,  # rows of experiment_summary.csv
-        "sglang_bench_serving": 9,  # wild SGLang bench_serving JSONL lines
-        "together_runner": 13,
-        "vllm_capture": 2,  # the two console result blocks (conc 32, 64)
-        "vllm_bench_sweep": 15,  # wild `vllm bench sweep serve` variants (repeats merged)
-    }
+    assert (
+        counts
+        == {
+            "agentic_flat": 47,  # dsr1 B200 multi-turn (44 files) + 3 rows from a ROCm-team fork
+            "agentic_v3": 10,  # Kimi-K2.7 TP4 and TP8 sweeps, 5 files each
+            "agg_fixed_v1": 9,  # Kimi-K2.5 MTP process_result aggregates + 6 TPU v7 (InferenceX-app)
+            "aiperf": 5,  # 3 wild runs (0.10 x 2, pre-1.0) + raw InferenceX trees without aggregate
+            "aiperf_legacy": 1,  # the upstream aiperf example run
+            "bench_serving_ms": 72,  # 16 multinode + 3 Kimi raw + 10 local runs + 43 wild vLLM
+            "bench_serving_random_s": 169,
+            "genai_perf": 6,  # wild GenAI-Perf exports (2 repos, both input_config generations)  # GLM-5 52 + MiniMax-M2.5 72 + Qwen3.5 45
+            "multiturn_summary": 46,  # rows of experiment_summary.csv
+            "sglang_bench_serving": 9,  # wild SGLang bench_serving JSONL lines
+            "together_runner": 13,
+            "vllm_capture": 2,  # the two console result blocks (conc 32, 64)
+            "vllm_bench_sweep": 15,  # wild `vllm bench sweep serve` variants (repeats merged)
+        }
+    )
     # Nothing vanished: every file is stored, rejected, or named as auxiliary.
-    assert rep.accepted == 394 and rep.duplicates == 0
+    assert rep.accepted == 404 and rep.duplicates == 0
     ignored = {i.path for i in rep.ignored}
     assert "inferencex/golden_al/minimaxm3_eagle3_gqa.yaml" in ignored
     again = ingest_paths([FIXTURES], st, run_id="all")
-    assert (again.accepted, again.duplicates) == (0, 394)
+    assert (again.accepted, again.duplicates) == (0, 404)
     points = st.points(["all"])
     # Every point has a load: a concurrency, or a request rate (54 request-rate sweep points).
     no_conc = points.filter(pl.col(Col.CONC).is_null())

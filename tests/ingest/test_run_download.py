@@ -7,6 +7,7 @@ files) of conc 1 and 16, laid out as `gh run download` writes them (data/samples
 
 from __future__ import annotations
 
+import json
 import shutil
 import zipfile
 from pathlib import Path
@@ -132,3 +133,23 @@ def test_the_raw_tree_still_gives_its_point_without_a_readable_aggregate(
     assert raw["schema_variant"] == "aiperf"
     assert raw["tput_per_gpu"] == pytest.approx(16192.562766868063 / 4)
     assert raw["source_path"].startswith(f"agentic_{CONC16}/aiperf_artifacts/")
+
+
+def test_two_downloads_of_results_bmk_are_kept_unless_byte_identical(tmp_path: Path) -> None:
+    src = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures/wild/inferencex/rocm_team_results_bmk_download/results_bmk (7)"
+    )
+    same, other = tmp_path / "same", tmp_path / "other"
+    for d in (same, other):
+        shutil.copytree(src, d / "results_bmk (7)")
+        shutil.copytree(src, d / "results_bmk (8)")
+    # the same download twice: one point set, the copy named as superseded
+    rep = ingest_paths([same], Store(tmp_path / "s1"), run_id="r")
+    assert rep.accepted == 1 and [i.path for i in rep.ignored] == ["results_bmk (8)"]
+    # two different runs' downloads side by side: both kept (never one dropped as a "retry")
+    doc = json.loads((other / "results_bmk (8)" / "agg_bmk.json").read_text())
+    doc[0]["conc"] = 32
+    (other / "results_bmk (8)" / "agg_bmk.json").write_text(json.dumps(doc))
+    rep = ingest_paths([other], Store(tmp_path / "s2"), run_id="r")
+    assert rep.accepted == 2 and rep.ignored == []

@@ -72,6 +72,33 @@ def test_real_snapshot_gives_al_from_counters_since_start() -> None:
     assert res.points == [] and res.consumed == [SCRAPE]
 
 
+def test_hit_rates_keep_inferencex_names_for_inferencex_definitions() -> None:
+    real = SNAPSHOT.read(source(SCRAPE), None)
+    # 0 hits / 0 queries: no hits-per-query rate; by source all 197008 prompt tokens are
+    # local_compute, so InferenceX's gpu_cache_hit_rate is local_cache_hit 0 / 197008 = 0.0
+    assert Col.PREFIX_CACHE_HIT_RATE not in real.enrich
+    assert real.enrich[Col.GPU_PREFIX_CACHE_HIT_RATE] == 0.0
+    assert real.scope["models"] == ["MiniMaxAI/MiniMax-M2.5"] and real.scope["since_start"]
+    # The same scrape with cache hits, and a vLLM V0 hit-rate gauge beside the counters.
+    gauge = (
+        "# HELP vllm:gpu_prefix_cache_hit_rate GPU prefix cache block hit rate.\n"
+        "# TYPE vllm:gpu_prefix_cache_hit_rate gauge\n"
+        'vllm:gpu_prefix_cache_hit_rate{model_name="MiniMaxAI/MiniMax-M2.5"} 0.42\n'
+    )
+    text = gauge + _with(
+        source(SCRAPE).text(),
+        {"vllm:prefix_cache_hits_total{": 150000.0, "vllm:prefix_cache_queries_total{": 197008.0},
+    )
+    e = SNAPSHOT.read(text_file("x/metrics.txt", text), None).enrich
+    # hits / queries = 150000 / 197008 = 0.761390
+    assert e[Col.PREFIX_CACHE_HIT_RATE] == 150000 / 197008
+    assert round(e[Col.PREFIX_CACHE_HIT_RATE], 6) == 0.76139
+    # the gauge is vLLM's own rate, in its own column; the by-source counter still decides
+    # InferenceX's gpu rate (local_cache_hit 0 / 197008)
+    assert e[Col.GPU_PREFIX_CACHE_HIT_RATE_GAUGE] == 0.42
+    assert e[Col.GPU_PREFIX_CACHE_HIT_RATE] == 0.0
+
+
 def test_before_after_pair_gives_the_benchmark_deltas_whatever_the_order() -> None:
     after, before = source(SCRAPE).text(), before_text()
     row, first, last = delta_row((after, "after.txt"), (before, "before.txt"))

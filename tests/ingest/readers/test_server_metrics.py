@@ -306,6 +306,26 @@ def test_real_csv_matches_the_published_aggregate() -> None:
     assert res.points == [] and res.series == []
 
 
+def test_real_csv_keeps_inferencex_definitions_apart() -> None:
+    res = CSV_READER.read(source(CONC16), None)
+    e = res.enrich
+    # InferenceX's gpu_cache_hit_rate (backends/vllm.py): hits / queries, replaced by
+    # local_cache_hit / Σ prompt_tokens_by_source = 5650124 / 59939732 = 0.094264 (published 0.09426)
+    assert e[Col.GPU_PREFIX_CACHE_HIT_RATE] == 5650124 / 59939732
+    # prefix_cache_hit_rate stays vllm:prefix_cache_hits / vllm:prefix_cache_queries (CSV lines
+    # 43-44): 124804987 / 3387936661 = 0.0368381 (tokens queried include every re-query)
+    assert e[Col.PREFIX_CACHE_HIT_RATE] == 124804987 / 3387936661
+    assert round(e[Col.PREFIX_CACHE_HIT_RATE], 7) == 0.0368381
+    assert Col.GPU_PREFIX_CACHE_HIT_RATE_GAUGE not in e  # a V1 server has no such gauge
+    # what the export measured, for attaching it: the served model, profiling-window counters
+    assert res.scope == {
+        "models": ["amd/Kimi-K2.7-Code-MXFP4"],
+        "since_start": False,
+        "prompt_tokens": 59939732.0,
+        "generation_tokens": 609337.0,
+    }
+
+
 def test_real_csv_without_offload_has_zero_external_hits() -> None:
     e = CSV_READER.read(source(CONC1), None).enrich
     # local_cache_hit / Σ by source; the aggregate publishes 0.92475 and gpu_usage_pct 0.13776

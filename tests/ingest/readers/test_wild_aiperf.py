@@ -34,7 +34,7 @@ def _points(tmp_path: Path, root: Path, count: int) -> dict[str, dict[str, Any]]
 
 
 def test_concurrency_and_request_rate_runs_of_aiperf_0_10(tmp_path: Path) -> None:
-    pts = _points(tmp_path, WILD, 2)
+    pts = _points(tmp_path, WILD, 3)
     c16, r08 = pts[C16.name], pts[R08.name]
     # phases[profiling] = {"type": "concurrency", "concurrency": 16}
     assert (c16[Col.CONC], c16[Col.REQUEST_RATE]) == (16, None)
@@ -64,7 +64,7 @@ def test_concurrency_and_request_rate_runs_of_aiperf_0_10(tmp_path: Path) -> Non
 
 
 def test_what_has_no_column_is_kept_in_the_metadata(tmp_path: Path) -> None:
-    r08 = _points(tmp_path, WILD, 2)[R08.name]
+    r08 = _points(tmp_path, WILD, 3)[R08.name]
     meta = json.loads(r08[Col.METADATA])
     assert (meta["schema_version"], meta["aiperf_version"]) == ("1.3", "0.10.0")
     assert (meta["load_type"], meta["request_count"], meta["datasets"]) == (
@@ -115,5 +115,14 @@ def test_the_whole_wild_tree_lands_with_a_load_on_every_point(tmp_path: Path) ->
     st = Store(tmp_path)
     ingest_paths([WILD], st, run_id="w")
     df = st.points(["w"])
-    assert df.height == 2
+    assert df.height == 3
     assert df.filter(pl.col(Col.CONC).is_null() & pl.col(Col.REQUEST_RATE).is_null()).height == 0
+
+
+def test_a_pre_1_0_export_with_num_prompts_is_a_fixed_length_run(tmp_path: Path) -> None:
+    # wellflat/k8s-dev: aiperf without schema_version; `conversation: {num_dataset_entries: 200}`
+    # is what --num-prompts writes, not a multi-turn workload: ISL 200 / OSL 300 synthetic.
+    row = _points(tmp_path, WILD, 3)["wellflat_k8s-dev_gpt-oss-20b_c1"]
+    assert row[Col.SCENARIO] == "fixed-seq-len"
+    assert (row[Col.ISL], row[Col.OSL], row[Col.CONC]) == (200, 300, 1)
+    assert row[Col.NUM_REQUESTS_SUCCESSFUL] == 100
