@@ -9,7 +9,7 @@ frontiers. Arms present in only one run are listed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -19,7 +19,8 @@ from analysis.confounds import confounds
 from analysis.interpolate import FrontierGap, frontier_gap
 from analysis.pareto import Frontier
 from analysis.prune import DEFAULT_MAX_ERROR_RATE, analyze_points
-from analysis.tables import md_cell
+from analysis.slo import Slo
+from analysis.tables import md_cell, md_text
 from ingest.schema import DEFAULT_GROUP, Col, better
 
 HEADLINE_METRICS: tuple[Col, ...] = (
@@ -46,6 +47,7 @@ class RunComparison:
     groups: pl.DataFrame
     only_in_base: pl.DataFrame
     only_in_candidate: pl.DataFrame
+    slo: Slo = field(default_factory=Slo)
 
 
 def _gap_row(gap: FrontierGap | None) -> dict[str, Any]:
@@ -89,6 +91,7 @@ def compare_runs(
     cliff: CliffParams = CliffParams(),
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
     metrics: Sequence[str] = HEADLINE_METRICS,
+    slo: Slo = Slo(),
 ) -> RunComparison:
     """Compare a candidate run with a base run (points may hold other runs; they are ignored).
 
@@ -100,7 +103,7 @@ def compare_runs(
         (mean of the deltas at the measured x values) and `area_between`.
     """
     pts = points.filter(pl.col(Col.RUN_ID).is_in([base_run, candidate_run]))
-    a = analyze_points(pts, x, y, group_by, cliff, max_error_rate, max_dominated_by=0)
+    a = analyze_points(pts, x, y, group_by, cliff, max_error_rate, max_dominated_by=0, slo=slo)
     pid = [Col.RUN_ID, Col.POINT_ID]
     values = pts.select(*pid, *[pl.col(m).alias(f"__{m}") for m in metrics]).unique(pid)
     t = a.table.join(values, on=pid, how="left")
@@ -194,6 +197,7 @@ def compare_runs(
         pl.DataFrame(group_rows, infer_schema_length=None),
         only_b,
         only_c,
+        slo,
     )
 
 
@@ -209,6 +213,7 @@ def comparison_json(cmp: RunComparison) -> dict[str, Any]:
         "points": cmp.points.to_dicts(),
         "only_in_base": cmp.only_in_base.to_dicts(),
         "only_in_candidate": cmp.only_in_candidate.to_dicts(),
+        "slo": cmp.slo.text() or None,
     }
 
 
@@ -220,14 +225,25 @@ def _pct(v: object) -> str:
     return "–" if not isinstance(v, float) else f"{v:+.1f}%"
 
 
+def _code(text: str) -> str:
+    """A run id as a code span (inert: no link or HTML inside one), escaped text when it holds
+    a backtick or a line break that would end the span."""
+    return f"`{text}`" if "`" not in text and text.isprintable() else md_text(text, in_table=False)
+
+
 def comparison_markdown(cmp: RunComparison) -> str:
-    """Markdown for a PR comment: frontier uplift per arm, per-conc deltas, unmatched arms."""
+    """Markdown for a PR comment: frontier uplift per arm, per-conc deltas, unmatched arms.
+
+    Text from result files (run ids, arm labels) is escaped (`md_text`): it renders as itself,
+    never as a link, image or HTML."""
     arrow = {m: "↑" if better(m) == "higher" else "↓" for m in cmp.metrics}
     lines = [
-        f"### paretolens compare: `{cmp.base_run}` → `{cmp.candidate_run}`",
+        f"### paretolens compare: {_code(cmp.base_run)} → {_code(cmp.candidate_run)}",
         "",
         f"Frontier uplift of `{cmp.y}` at matched `{cmp.x}` (PCHIP over each arm's frontier, "
-        "common range only; post-cliff and invalid points excluded):",
+        "common range only; post-cliff and invalid points excluded"
+        + (f"; only points within the SLO {cmp.slo.describe()}" if cmp.slo else "")
+        + "):",
         "",
     ]
     if cmp.arms.height:
@@ -269,7 +285,7 @@ def comparison_markdown(cmp: RunComparison) -> str:
         if frame.height:
             lines += ["", f"**{title}:**"]
             lines += [
-                f"- {r[Col.ARM_LABEL]} (conc {', '.join(map(str, r['concs']))})"
+                f"- {md_text(r[Col.ARM_LABEL], in_table=False)} (conc {', '.join(map(str, r['concs']))})"
                 for r in frame.iter_rows(named=True)
             ]
     return "\n".join(lines) + "\n"

@@ -84,10 +84,13 @@ class SearchSpace:
 
     doc: dict[str, Any]
     skipped: tuple[tuple[str, str], ...]
+    slo: str = ""
 
     def yaml(self) -> str:
-        """The snippet as YAML in the style of the master configs (skipped arms as comments)."""
-        head = "".join(f"# not exported: {label}: {why}\n" for label, why in self.skipped)
+        """The snippet as YAML in the style of the master configs (skipped arms and the SLO the
+        kept points meet as comments)."""
+        head = f"# kept points meet the SLO {self.slo}\n" if self.slo else ""
+        head += "".join(f"# not exported: {label}: {why}\n" for label, why in self.skipped)
         body = (
             yaml.dump(self.doc, Dumper=_FlowDumper, sort_keys=False, width=200) if self.doc else ""
         )
@@ -183,7 +186,7 @@ def search_space(pruned: PrunedList, dram_utilization: float = 0.80) -> SearchSp
         for i, item in enumerate(top["scenarios"].get("agentic-coding", [])):
             top["scenarios"]["agentic-coding"][i] = dict(sorted(item.items()))
     validate_sweep_config(doc)
-    return SearchSpace(doc, tuple(skipped))
+    return SearchSpace(doc, tuple(skipped), pruned.slo)
 
 
 class _FlowDumper(yaml.SafeDumper):

@@ -34,6 +34,7 @@ from analysis.pareto import (
 )
 from analysis.polylines import FrontierLines, LazyFrontiers
 from analysis.reasons import ReasonTexts, dominator_descriptions
+from analysis.slo import Slo
 from ingest.schema import DEFAULT_GROUP, Col, better
 
 # The columns that say which configuration a row is (emitted on every per-point output row).
@@ -94,6 +95,7 @@ class Verdict(StrEnum):
     DOMINATED = "dominated"
     POST_CLIFF = "post_cliff"
     INVALID = "invalid"
+    OUT_OF_SLO = "out_of_slo"
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,6 +118,7 @@ class Analysis(LazyFrontiers):
     max_error_rate: float
     table: pl.DataFrame
     lines: FrontierLines = field(repr=False)
+    slo: Slo = field(default_factory=Slo)
 
     @property
     def excluded(self) -> pl.DataFrame:
@@ -170,8 +173,14 @@ def _run_checks(max_error_rate: float) -> list[Check]:
 
 
 # verdict codes (index into _VERDICTS)
-_FRONTIER, _DOMINATED, _POST_CLIFF, _INVALID = range(4)
-_VERDICTS = (Verdict.FRONTIER, Verdict.DOMINATED, Verdict.POST_CLIFF, Verdict.INVALID)
+_FRONTIER, _DOMINATED, _POST_CLIFF, _INVALID, _OUT_OF_SLO = range(5)
+_VERDICTS = (
+    Verdict.FRONTIER,
+    Verdict.DOMINATED,
+    Verdict.POST_CLIFF,
+    Verdict.INVALID,
+    Verdict.OUT_OF_SLO,
+)
 
 
 def analyze_points(
@@ -182,6 +191,7 @@ def analyze_points(
     cliff: CliffParams = CliffParams(),
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
     max_dominated_by: int | None = DEFAULT_MAX_DOMINATED_BY,
+    slo: Slo = Slo(),
 ) -> Analysis:
     """Give every point a verdict on the x/y plane of its comparison group.
 
@@ -194,6 +204,8 @@ def analyze_points(
         max_error_rate: points with a higher error rate are invalid.
         max_dominated_by: cap on each `dominated_by` list (default 3; None: every dominating
             frontier point). `dominated_by_count` and the reason count them all regardless.
+        slo: latency/error limits (`analysis.slo.parse_slo`); a point that breaks one is
+            `out_of_slo` (after invalid and post_cliff) and left out of the frontiers.
 
     Returns:
         An Analysis (see its fields).
@@ -209,10 +221,10 @@ def analyze_points(
     # columns are gathered once, at the end.
     sets = ArmSets.of(points, group_by)
     order, arm_ordered = _output_order(points, sets, [c for c in group_by if c in ident])
-    v = _judge_rows(points, sets, order, arm_ordered, x, y, cliff, max_error_rate)
+    v = _judge_rows(points, sets, order, arm_ordered, x, y, cliff, max_error_rate, slo)
     axes = [pl.col(x).cast(pl.Float64).alias("x"), pl.col(y).cast(pl.Float64).alias("y")]
     table = gather(points.select(*ident, *axes), order).hstack(
-        _verdict_columns(points, order, v, x, y, max_error_rate, max_dominated_by)
+        _verdict_columns(points, order, v, x, y, max_error_rate, max_dominated_by, slo)
     )
     lines = frontier_lines(v.judgement, v.judged_rows, sets, PolylineColumns.of(points, x, y))
     return Analysis(
@@ -223,6 +235,7 @@ def analyze_points(
         max_error_rate=max_error_rate,
         table=table,
         lines=lines,
+        slo=slo,
     )
 
 
@@ -239,6 +252,7 @@ class _Judged:
     code: npt.NDArray[np.int8]
     invalid_at: IntArray
     post_at: IntArray
+    slo_at: IntArray
     evidence: pl.Series
     knee: pl.Series
     judged_at: IntArray
@@ -281,6 +295,7 @@ def _judge_rows(
     y: str,
     cliff: CliffParams,
     max_error_rate: float,
+    slo: Slo,
 ) -> _Judged:
     n = len(order)
     # Cliffs are judged on every point that can be placed; a point with a failing error rate is
@@ -302,8 +317,10 @@ def _judge_rows(
     post = np.zeros(n, dtype=np.bool_)
     post[seq] = cl.post
     invalid = unplaceable | (failing & ~post)
+    # the SLO, on the points that are neither: a service could not offer the ones that break it
+    out_slo = ~invalid & ~post & slo.broken(points).to_numpy()[order] if slo else np.zeros(n, bool)
     # dominance, on the rest
-    judged = np.flatnonzero(~invalid & ~post)
+    judged = np.flatnonzero(~invalid & ~post & ~out_slo)
     rows = order[judged]
     xs = points.get_column(x).cast(pl.Float64).to_numpy()
     j = judge(sets.group[rows], sets.arm[rows], xs[rows], ys[rows], x, y,
@@ -311,11 +328,13 @@ def _judge_rows(
     code = np.full(n, _DOMINATED, dtype=np.int8)
     code[invalid] = _INVALID
     code[post] = _POST_CLIFF
+    code[out_slo] = _OUT_OF_SLO
     code[judged[j.on_group]] = _FRONTIER
     return _Judged(
         code=code,
         invalid_at=np.flatnonzero(invalid),
         post_at=seq[cl.post],
+        slo_at=np.flatnonzero(out_slo),
         evidence=cl.evidence,
         knee=spread(cl.knee_conc, seq, n).alias("knee_conc"),
         judged_at=judged,
@@ -332,6 +351,7 @@ def _verdict_columns(
     y: str,
     max_error_rate: float,
     max_dominated_by: int | None,
+    slo: Slo,
 ) -> list[pl.Series]:
     """`verdict`, `on_arm_frontier`, `reason`, `dominated_by`, `dominated_by_count`,
     `knee_conc`, in output order."""
@@ -354,6 +374,8 @@ def _verdict_columns(
         ),
         post_at=v.post_at,
         post=v.evidence,
+        slo_at=v.slo_at,
+        slo=slo.reasons(gather(points, order[v.slo_at])),
         dominators=dominator_descriptions(points, x, y, front_rows, v.judged_rows),
     )
     return [

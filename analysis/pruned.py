@@ -46,6 +46,7 @@ class PrunedList:
     kept: pl.DataFrame
     dropped: pl.DataFrame
     master: SweepConfig | None = None
+    slo: str = ""  # the SLO the kept points meet, for people (empty: none)
 
 
 def prune_list(
@@ -125,7 +126,8 @@ def prune_list(
             groups.items(), key=lambda kv: (kv[0][:2], kv[1]["arm_label"], repr(kv[0]))
         )
     )
-    return PrunedList(arms=arms, kept=kept, dropped=dropped, master=master)
+    slo = analysis.slo.describe() if analysis.slo else ""
+    return PrunedList(arms=arms, kept=kept, dropped=dropped, master=master, slo=slo)
 
 
 def pruned_table(pruned: PrunedList) -> pl.DataFrame:
@@ -153,7 +155,12 @@ def pruned_json(pruned: PrunedList) -> dict[str, Any]:
         }
         for a in pruned.arms
     ]
-    return {"arms": arms, "kept": pruned.kept.to_dicts(), "dropped": pruned.dropped.to_dicts()}
+    return {
+        "arms": arms,
+        "kept": pruned.kept.to_dicts(),
+        "dropped": pruned.dropped.to_dicts(),
+        "slo": pruned.slo or None,
+    }
 
 
 __all__ = ["ArmPlan", "PrunedList", "prune_list", "pruned_json", "pruned_table"]

@@ -7,7 +7,7 @@ the reasons are one gather plus one concatenation with the `and N more` suffix.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -59,6 +59,8 @@ class ReasonTexts:
     post_at: IntArray
     post: pl.Series
     dominators: pl.Series
+    slo_at: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    slo: pl.Series = field(default_factory=lambda: pl.Series([], dtype=pl.String))
 
     def reasons(
         self, frontier: BoolArray, named: BoolArray, lo: IntArray, counts: IntArray
@@ -78,6 +80,7 @@ class ReasonTexts:
                 self.dominators.to_frame("d").select(dominated_by).to_series(),
                 self.invalid,
                 self.post,
+                self.slo,
             ]
         )
         n_front, n_invalid = len(self.dominators), len(self.invalid_at)
@@ -85,6 +88,9 @@ class ReasonTexts:
         head[named] = 2 + lo[named]
         head[self.invalid_at] = 2 + n_front + np.arange(n_invalid)
         head[self.post_at] = 2 + n_front + n_invalid + np.arange(len(self.post_at))
+        head[self.slo_at] = (
+            2 + n_front + n_invalid + len(self.post_at) + np.arange(len(self.slo_at))
+        )
         more = np.zeros(len(head), dtype=np.int64)
         has_desc = self.dominators.is_not_null().to_numpy()
         more[named] = np.where(has_desc[lo[named]], counts[named] - 1, 0)

@@ -28,6 +28,7 @@ STATUS_STYLES: dict[str, dict[str, str]] = {
     "dominated": {"color": "#6b6b6b"},
     "post_cliff": {"backgroundColor": "#fbe1c6", "color": "#7a3b00"},
     "invalid": {"backgroundColor": "#f6d0c0", "color": "#7f2500"},
+    "out_of_slo": {"backgroundColor": "#e4dcf1", "color": "#3f2a6b"},
     "ok": {"backgroundColor": "#cde8df", "color": "#00513c"},
     "warn": {"backgroundColor": "#fbe9b7", "color": "#6a4a00"},
     "fail": {"backgroundColor": "#f6d0c0", "color": "#7f2500"},

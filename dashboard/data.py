@@ -35,6 +35,7 @@ from analysis import (
     search_space_yaml,
 )
 from analysis.recipes import config_key, row_identity
+from analysis.slo import parse_slo
 from dashboard.cache import LRU, file_version, store_version
 from dashboard.facets import Option, arm_names, facets, filter_expr
 from dashboard.state import (
@@ -68,8 +69,8 @@ CACHE_IGNORED = tuple(f for f in DISPLAY_ONLY if f != "x2")
 # `at`, `ab` or `x2` recomputes only what reads it, never the analysis of the main plane.
 RUN_FIELDS = ("runs",)
 POINT_FIELDS = ("runs", *FILTER_FIELDS)
-MAIN_FIELDS = (*POINT_FIELDS, "x", "y", "envelope")
-SECOND_FIELDS = (*POINT_FIELDS, "x2", "y", "envelope")
+MAIN_FIELDS = (*POINT_FIELDS, "x", "y", "envelope", "slo")
+SECOND_FIELDS = (*POINT_FIELDS, "x2", "y", "envelope", "slo")
 DELTA_FIELDS = (*MAIN_FIELDS, "ab")
 
 
@@ -257,7 +258,11 @@ class RunData:
             "analysis",
             MAIN_FIELDS,
             lambda: analyze_points(
-                self.points, x=self.view.x, y=self.view.y, group_by=self.group_by
+                self.points,
+                x=self.view.x,
+                y=self.view.y,
+                group_by=self.group_by,
+                slo=parse_slo(self.view.slo),
             ),
         )
 
@@ -268,7 +273,11 @@ class RunData:
             "second",
             SECOND_FIELDS,
             lambda: analyze_points(
-                self.points, x=self.view.x2, y=self.view.y, group_by=self.group_by
+                self.points,
+                x=self.view.x2,
+                y=self.view.y,
+                group_by=self.group_by,
+                slo=parse_slo(self.view.slo),
             ),
         )
 

@@ -12,6 +12,7 @@ import io
 import json
 import logging
 import re
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -20,14 +21,19 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
+from dash.exceptions import DependencyException
 from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from analysis import pruned_json
+from analysis.tables import csv_text
 from dashboard import auth, launching, urls
 from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
 from dashboard.state import CompareView, IndexView, JobsView, RunView
 from dashboard.tables import COMPARE_TABLES, TABLES, Table, jobs_table
+from ingest.errors import SchemaError
+from ingest.pipeline import check_defaults
 from paretolens.settings import Settings
 from runner import service
 from runner.errors import JobNotFound, LaunchRefused, RunnerError
@@ -41,6 +47,18 @@ CONTENT_TYPES = {
     "yaml": "application/yaml; charset=utf-8",
     "txt": "text/plain; charset=utf-8",
 }
+
+
+# The fields of a launch request: what to run is chosen here, how to run it is not.
+LAUNCH_FIELDS = (
+    "query",
+    "source",
+    "points",
+    "backend",
+    "options",
+    *launching.BROWSER_FIELDS,
+    "token",
+)
 
 
 class ExportError(Exception):
@@ -66,9 +84,10 @@ def _flat(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def to_csv(table: Table) -> str:
-    """CSV with a unit in every header ('p99_ttft (s)')."""
+    """CSV with a unit in every header ('p99_ttft (s)'), written by the one CSV renderer
+    (`analysis.tables.csv_text`: text a spreadsheet would run as a formula is neutralised)."""
     frame = _flat(table.frame)
-    return frame.rename({c: table.header(c) for c in frame.columns}).write_csv()
+    return csv_text(frame.rename({c: table.header(c) for c in frame.columns}))
 
 
 def _json_value(value: Any) -> Any:
@@ -187,7 +206,20 @@ def export_response(source: DataSource, filename: str, query: str) -> Response:
 # ---- routes --------------------------------------------------------------------------------
 
 
-def _error(status: int, message: str) -> Response:
+# The longest error message answered, and the most of a request or an exception a log record
+# carries: one request never writes more than a few kB to the log.
+MAX_MESSAGE_CHARS = 500
+MAX_LOGGED_CHARS = 200
+MAX_TRACEBACK_CHARS = 6000
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def error_response(status: int, message: str) -> Response:
+    """An error as JSON (`.json` and `/api/` requests) or plain text; the message is capped."""
+    message = _short(message, MAX_MESSAGE_CHARS)
     wants_json = request.path.endswith(".json") or request.path.startswith(urls.API_PREFIX)
     if wants_json:
         body = json.dumps({"error": message, "status": status}) + "\n"
@@ -195,10 +227,40 @@ def _error(status: int, message: str) -> Response:
     return Response(message + "\n", status=status, content_type="text/plain; charset=utf-8")
 
 
+_error = error_response
+
+
+def log_unexpected(exc: BaseException) -> None:
+    """Log an unexpected exception with its traceback, capped: the method, the path (cut), the
+    exception's type and message (cut) and the frames (source lines, no values)."""
+    frames = "".join(traceback.format_tb(exc.__traceback__))
+    if len(frames) > MAX_TRACEBACK_CHARS:
+        frames = "...\n" + frames[-MAX_TRACEBACK_CHARS:]
+    log.error(
+        "unexpected error on %s %s: %s: %s\n%s",
+        request.method,
+        _short(request.path, MAX_LOGGED_CHARS),
+        type(exc).__name__,
+        _short(str(exc), MAX_LOGGED_CHARS),
+        frames,
+    )
+
+
 def register_routes(
-    server: Flask, source: DataSource, settings: Settings, fetcher: Fetcher
+    server: Flask,
+    source: DataSource,
+    settings: Settings,
+    fetcher: Fetcher,
+    throttle: auth.Throttle | None = None,
 ) -> None:
     """Add the export and API routes and the one error handler to the Flask server."""
+    throttle = throttle or auth.Throttle()
+
+    def token() -> str | None:
+        """The request's token, after the wrong-token throttle has seen it."""
+        supplied = auth.request_token(request)
+        throttle.guard(settings, supplied, request.remote_addr)
+        return supplied
 
     @server.get(f"{urls.EXPORT_PREFIX}<path:filename>")
     def export(filename: str) -> Response:
@@ -206,8 +268,27 @@ def register_routes(
 
     @server.post(f"{urls.API_PREFIX}fetch/<run_id>")
     def fetch(run_id: str) -> Response:
-        auth.authorize_fetch(settings, auth.request_token(request))
-        return _json(fetcher.start(run_id).snapshot(), 202)
+        auth.authorize_fetch(settings, token())
+        return _json(fetcher.start(run_id, _fetch_defaults()).snapshot(), 202)
+
+    def _fetch_defaults() -> dict[str, Any]:
+        """What no file says, as `paretolens fetch --set`: a JSON `{"set": {column: value}}`
+        or form fields `set=COLUMN=VALUE`."""
+        if request.is_json:
+            doc = request.get_json(silent=True) or {}
+            given = doc.get("set") if isinstance(doc, dict) else None
+            pairs = given if isinstance(given, dict) else {}
+        else:
+            pairs = {}
+            for item in request.form.getlist("set"):
+                key, sep, value = item.partition("=")
+                if not sep:
+                    raise ExportError(400, f"set {item!r}: expected COLUMN=VALUE, e.g. hw=h200")
+                pairs[key.strip()] = value.strip()
+        try:
+            return check_defaults({str(k): v for k, v in pairs.items()})
+        except SchemaError as exc:
+            raise ExportError(400, f"set {exc.field}: {exc.reason}") from exc
 
     @server.get(f"{urls.API_PREFIX}fetch/<run_id>/status")
     def fetch_status(run_id: str) -> Response:
@@ -220,9 +301,18 @@ def register_routes(
     def launch() -> Response:
         form = request.get_json(silent=True) if request.is_json else request.form
         form = form or {}
+        supplied = token()
+        service.authorize(settings, supplied, caller=service.Caller.WEB)
+        # The browser sends no programs: a request with a command (or any field the API does
+        # not take) is refused before anything else is read (docs/runner.md).
+        launching.refuse_extra_fields(form, LAUNCH_FIELDS)
         view, _ = RunView.parse(str(form.get("query", "")))
         if not view.runs:
             raise ExportError(400, "no run: send query=<the run page's query string>")
+        options = form.get("options", "")
+        durations = {k: form[k] for k in launching.BROWSER_FIELDS if form.get(k) not in (None, "")}
+        if durations:
+            options = {**launching.parse_options(str(options or "")), **durations}
         job = launching.launch_from_view(
             source,
             settings,
@@ -230,14 +320,14 @@ def register_routes(
             what="points" if form.get("source") == "points" else "pruned",
             point_ids=[p for p in str(form.get("points", "")).split(",") if p],
             backend=str(form.get("backend", "local")),
-            options=str(form.get("options", "")),
-            token=auth.request_token(request),
+            options=options if isinstance(options, dict) else str(options),
+            token=supplied,
         )
         return _json({"job": job, "url": urls.jobs(JobsView(job=job))}, 202)
 
     @server.post(f"{urls.API_PREFIX}jobs/<job_id>/cancel")
     def cancel(job_id: str) -> Response:
-        st = service.cancel_job(source.store, job_id, settings, token=auth.request_token(request))
+        st = service.cancel_job(source.store, job_id, settings, token=token())
         return _json({"job": st.id, "state": st.state.value})
 
     @server.errorhandler(ExportError)
@@ -247,7 +337,21 @@ def register_routes(
     @server.errorhandler(auth.AuthError)
     @server.errorhandler(LaunchRefused)
     def on_refused(exc: Exception) -> Response:
+        if isinstance(exc, auth.Throttled):
+            resp = _error(429, str(exc))
+            resp.headers["Retry-After"] = str(exc.retry_after)
+            return resp
         return _error(403, str(exc))
+
+    @server.errorhandler(DependencyException)
+    def on_unknown_asset(exc: DependencyException) -> Response:
+        # Dash's component-suite route: an unknown library or path ('../' included).
+        return _error(404, "no such file")
+
+    @server.errorhandler(RequestEntityTooLarge)
+    def on_too_large(exc: RequestEntityTooLarge) -> Response:
+        limit = server.config.get("MAX_CONTENT_LENGTH")
+        return _error(413, f"the request body is over the {limit} byte limit")
 
     @server.errorhandler(JobNotFound)
     def on_missing_job(exc: JobNotFound) -> Response:
@@ -260,9 +364,9 @@ def register_routes(
 
     @server.errorhandler(Exception)
     def on_unexpected(exc: Exception) -> Response:
-        if getattr(exc, "code", None) and hasattr(exc, "get_response"):
-            return exc.get_response()  # type: ignore[no-any-return]  # werkzeug HTTP errors
-        log.exception("unexpected error on %s %s", request.method, request.path)
+        if isinstance(exc, HTTPException) and exc.code:
+            return exc.get_response()  # werkzeug HTTP errors
+        log_unexpected(exc)
         return _error(500, "internal error; the server log names the exception")
 
 

@@ -13,9 +13,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, ClassVar, Self
 from urllib.parse import parse_qs, urlencode
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
 
+from analysis.slo import parse_slo
 from ingest.schema import Col
+from ingest.store import is_readable_run_id
 
 RawQuery = Mapping[str, Sequence[str]]
 
@@ -103,9 +112,11 @@ def _one_of(choices: Iterable[tuple[object, str]]) -> AfterValidator:
 
 
 def _ids(values: tuple[str, ...]) -> tuple[str, ...]:
-    bad = [v for v in values if not _ID.match(v)]
+    # Run ids: ingest keeps new ones to `ingest.store.RUN_ID_RULE`; ids a store written before
+    # the rule holds ('sweep 2026-01 (retry)') are tolerated here, so their pages still open.
+    bad = [v for v in values if not is_readable_run_id(v)]
     if bad:
-        raise ValueError(f"not an id: {bad[0][:40]!r}")
+        raise ValueError(f"not a run id: {bad[0][:40]!r}")
     return values
 
 
@@ -231,9 +242,16 @@ class RunView(_View):
     labels: Annotated[str, _one_of(LABEL_CHOICES)] = "conc"
     envelope: Annotated[str, _one_of(ENVELOPE_CHOICES)] = "run"
     at: float | None = None
+    slo: str = ""
     point: str | None = None
     ab: AbAxis = Col.SPEC_DECODING.value
     tab: Annotated[str, _one_of(TABS)] = "points"
+
+    @field_validator("slo")
+    @classmethod
+    def _slo(cls, v: str) -> str:
+        """Latency/error limits, e.g. `p90_ttft<=2,error_rate<=0.01` (analysis.slo)."""
+        return parse_slo(v).text()
 
     @field_validator("at")
     @classmethod
@@ -304,7 +322,7 @@ class CompareView(_View):
     @field_validator("base", "candidate")
     @classmethod
     def _id(cls, v: str | None) -> str | None:
-        if v is not None and not _ID.match(v):
+        if v is not None and not is_readable_run_id(v):
             raise ValueError("not a run id")
         return v
 
@@ -322,10 +340,14 @@ class CompareView(_View):
         return cls.tolerant(raw)
 
 
+# The longest index search string (longer is dropped with a notice).
+MAX_SEARCH_CHARS = 200
+
+
 class IndexView(_View):
     """State of the runs index (`/`)."""
 
-    q: str = ""
+    q: Annotated[str, StringConstraints(max_length=MAX_SEARCH_CHARS)] = ""
     model: Values = ()
     hw: Values = ()
     branch: Values = ()

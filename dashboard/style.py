@@ -43,8 +43,14 @@ LABEL_LIMIT = 400
 MAX_SERIES = 40
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
 SEP = "~"  # legend-group token separator: arm~run (never in a run id)
-VERDICTS = ("frontier", "dominated", "post_cliff", "invalid")
-VERDICT_OPACITY = {"frontier": 1.0, "dominated": 0.35, "post_cliff": 0.9, "invalid": 0.6}
+VERDICTS = ("frontier", "dominated", "post_cliff", "invalid", "out_of_slo")
+VERDICT_OPACITY = {
+    "frontier": 1.0,
+    "dominated": 0.35,
+    "post_cliff": 0.9,
+    "invalid": 0.6,
+    "out_of_slo": 0.45,
+}
 
 
 def inert(value: object) -> str:
@@ -187,6 +193,7 @@ def _symbol_expr(run_index: dict[str, int]) -> pl.Expr:
     return (
         pl.when(v == "invalid").then(pl.lit("x-thin-open"))
         .when(v == "post_cliff").then(base + "-open")
+        .when(v == "out_of_slo").then(base + "-open-dot")
         .otherwise(base)
     )  # fmt: skip
 

@@ -89,6 +89,22 @@ class Col(StrEnum):
     OUTPUT_TPUT = "output_tput"
     INPUT_TPUT = "input_tput"
     REQUEST_THROUGHPUT = "request_throughput"
+    # cost and energy per token (null at ingest; filled by analysis.cost at view time)
+    TPUT_PER_MW = "tput_per_mw"
+    INPUT_TPUT_PER_MW = "input_tput_per_mw"
+    OUTPUT_TPUT_PER_MW = "output_tput_per_mw"
+    JOULES_PER_TOKEN = "joules_per_token"
+    JOULES_PER_TOKEN_INPUT = "joules_per_token_input"
+    JOULES_PER_TOKEN_OUTPUT = "joules_per_token_output"
+    COST_PER_MTOK_HYPERSCALER = "cost_per_mtok_hyperscaler"
+    COST_PER_MTOK_HYPERSCALER_INPUT = "cost_per_mtok_hyperscaler_input"
+    COST_PER_MTOK_HYPERSCALER_OUTPUT = "cost_per_mtok_hyperscaler_output"
+    COST_PER_MTOK_NEOCLOUD = "cost_per_mtok_neocloud"
+    COST_PER_MTOK_NEOCLOUD_INPUT = "cost_per_mtok_neocloud_input"
+    COST_PER_MTOK_NEOCLOUD_OUTPUT = "cost_per_mtok_neocloud_output"
+    COST_PER_MTOK_RENTAL3Y = "cost_per_mtok_rental3y"
+    COST_PER_MTOK_RENTAL3Y_INPUT = "cost_per_mtok_rental3y_input"
+    COST_PER_MTOK_RENTAL3Y_OUTPUT = "cost_per_mtok_rental3y_output"
     # latency percentiles (seconds) and interactivity (tok/s/user)
     MEAN_TTFT = "mean_ttft"
     MEDIAN_TTFT = "median_ttft"
@@ -149,6 +165,8 @@ class Col(StrEnum):
     GPU_PREFIX_CACHE_HIT_RATE = "gpu_prefix_cache_hit_rate"
     EXTERNAL_PREFIX_CACHE_HIT_RATE = "external_prefix_cache_hit_rate"
     OVERALL_PREFIX_CACHE_HIT_RATE = "overall_prefix_cache_hit_rate"
+    PREFIX_CACHE_HIT_RATE = "prefix_cache_hit_rate"
+    GPU_PREFIX_CACHE_HIT_RATE_GAUGE = "gpu_prefix_cache_hit_rate_gauge"
     THEORETICAL_CACHE_HIT_RATE = "theoretical_cache_hit_rate"
     PEAK_GPU_KV_USAGE = "peak_gpu_kv_usage"
     PEAK_CPU_KV_USAGE = "peak_cpu_kv_usage"
@@ -224,6 +242,79 @@ def _latency_specs() -> list[ColumnSpec]:
                 "interactivity",
             )
         )
+    return out
+
+
+# The cost classes of the $/Mtok columns: column suffix -> what the $/GPU-hour figure is.
+COST_CLASSES: dict[str, str] = {
+    "hyperscaler": "owning, hyperscaler TCO",
+    "neocloud": "owning, neocloud-giant TCO",
+    "rental3y": "3-year rental",
+}
+# Token kinds of the cost and energy columns: suffix (prefix for tok/s/MW) -> (tokens, T).
+_TOKEN_KINDS: dict[str, tuple[str, str]] = {
+    "": ("total (input + output)", "tput_per_gpu (total_tput / num_gpus)"),
+    "input": (
+        "input",
+        "input_tput / num_gpus (input_tput_per_gpu, except on a disaggregated point, whose "
+        "stored rate is per prefill GPU)",
+    ),
+    "output": (
+        "output",
+        "output_tput / num_gpus (output_tput_per_gpu, except on a disaggregated point, whose "
+        "stored rate is per decode GPU)",
+    ),
+}
+_COST_NOTE = (
+    "; num_gpus counts prefill + decode GPUs. Null at ingest and for hardware without figures; "
+    "filled at view time by analysis.cost (data/hardware.yaml, hwcost overrides)"
+)
+
+
+def _cost_specs() -> list[ColumnSpec]:
+    out = []
+    power = "P = all-in provisioned utility kW per GPU (power_kw, SemiAnalysis Datacenter model)"
+    for kind, (tokens, t) in _TOKEN_KINDS.items():
+        pre = f"{kind}_" if kind else ""
+        out.append(
+            ColumnSpec(
+                Col(f"{pre}tput_per_mw"),
+                _F,
+                "tok/s/MW",
+                f"{tokens} tokens per second per MW of all-in utility power: T * 1000 / P, "
+                f"T = {t}, {power}{_COST_NOTE}",
+                "higher",
+                "cost",
+            )
+        )
+    for kind, (tokens, t) in _TOKEN_KINDS.items():
+        suf = f"_{kind}" if kind else ""
+        out.append(
+            ColumnSpec(
+                Col(f"joules_per_token{suf}"),
+                _F,
+                "J/tok",
+                f"all-in provisioned joules per {tokens} token: P * 1000 / T, T = {t}, "
+                f"{power}{_COST_NOTE}",
+                "lower",
+                "cost",
+            )
+        )
+    for klass, what in COST_CLASSES.items():
+        for kind, (tokens, t) in _TOKEN_KINDS.items():
+            suf = f"_{kind}" if kind else ""
+            out.append(
+                ColumnSpec(
+                    Col(f"cost_per_mtok_{klass}{suf}"),
+                    _F,
+                    "$/Mtok",
+                    f"dollars per million {tokens} tokens at the {what} cost of a GPU-hour "
+                    f"(usd_per_gpu_hour.{klass}, SemiAnalysis AI Cloud TCO model): "
+                    f"$/GPU-h / (T * 3600 / 1e6), T = {t}{_COST_NOTE}",
+                    "lower",
+                    "cost",
+                )
+            )
     return out
 
 
@@ -524,6 +615,7 @@ COLUMNS: tuple[ColumnSpec, ...] = (
     ColumnSpec(
         Col.REQUEST_THROUGHPUT, _F, "req/s", "completed requests per second", "higher", "throughput"
     ),
+    *_cost_specs(),
     *_latency_specs(),
     ColumnSpec(
         Col.MEDIAN_E2E_NORM_INTVTY,
@@ -651,7 +743,11 @@ COLUMNS: tuple[ColumnSpec, ...] = (
         Col.GPU_PREFIX_CACHE_HIT_RATE,
         _F,
         "fraction",
-        "GPU prefix-cache hit rate over the profiling window",
+        "InferenceX's gpu_cache_hit_rate (server_gpu_cache_hit_rate), as their vLLM adapter "
+        "computes it over the profiling window: Σvllm:prefix_cache_hits / "
+        "Σvllm:prefix_cache_queries, replaced by local_cache_hit / Σ "
+        "vllm:prompt_tokens_by_source when the server exports that counter; from an InferenceX "
+        "aggregate, its published value",
         "higher",
         "server",
     ),
@@ -668,6 +764,26 @@ COLUMNS: tuple[ColumnSpec, ...] = (
         _F,
         "fraction",
         "combined prefix-cache hit rate",
+        "higher",
+        "server",
+    ),
+    ColumnSpec(
+        Col.PREFIX_CACHE_HIT_RATE,
+        _F,
+        "fraction",
+        "Σvllm:prefix_cache_hits / Σvllm:prefix_cache_queries (tokens; summed over engines and "
+        "servers), never replaced by the by-source counter: InferenceX's per-source "
+        "prefix_cache_hit_rate, summed; over the profiling window (aiperf export, scrape pair) "
+        "or since server start (one scrape)",
+        "higher",
+        "server",
+    ),
+    ColumnSpec(
+        Col.GPU_PREFIX_CACHE_HIT_RATE_GAUGE,
+        _F,
+        "fraction",
+        "the vLLM V0 gauge vllm:gpu_prefix_cache_hit_rate as scraped (vLLM's own block-level "
+        "rate at scrape time, largest over series): not InferenceX's definition",
         "higher",
         "server",
     ),
@@ -788,6 +904,45 @@ DEFAULT_GROUP: tuple[Col, ...] = (
     Col.PRECISION,
 )
 
+
+# Where a point's identity comes from, most trusted first. A source fills only what the ones
+# above it left unknown; where two disagree the point keeps the more trusted value and a warning
+# names both.
+IDENTITY_SOURCES: tuple[tuple[str, str], ...] = (
+    (
+        "the result file's own fields",
+        "model, load (max_concurrency / request_rate / users), lengths, server_info, input_config, "
+        "spec-decode counters",
+    ),
+    (
+        "vLLM `--metadata key=value` keys in the result",
+        "gpu=4xNVIDIA_L40S (num_gpus, hw), tp, num_gpus, hw; every key kept in `metadata`",
+    ),
+    (
+        "InferenceX artifact, directory and file names",
+        "model prefix, TP/EP/DP-attention, offload, precision, framework, spec, conc, hardware "
+        "from the runner label; `vllm bench sweep` SERVE--/BENCH-- directory parameters",
+    ),
+    (
+        "sidecars and the server command beside the result",
+        "vllm_command.txt / sweep serve parameters: TP, EP, DP, max-num-seqs, spec config, "
+        "offload connector, all flags in `server_flags`",
+    ),
+    (
+        "the plan of a job paretolens launched",
+        "hardware, image, model, topology, spec and offload settings of the plan point",
+    ),
+    (
+        "`paretolens ingest --set COLUMN=VALUE` and a paretolens.yaml beside the files",
+        "anything no file says (--set wins over paretolens.yaml; the nearest paretolens.yaml "
+        "applies)",
+    ),
+    (
+        "the measurements themselves (these overrule a label that says otherwise)",
+        "spec decoding on when draft counters or an AL were measured, even if a name said "
+        "spec-none ('detected', K = draft tokens / drafts, with a warning)",
+    ),
+)
 
 # Server flags that say where or how a run was launched, never what was measured: they are not
 # part of a configuration's identity, and never a confound (names as `server_flag_items` writes

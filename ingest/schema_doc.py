@@ -10,10 +10,14 @@ from pathlib import Path
 import pyarrow as pa
 
 from ingest.schema import (
+    ARM_KEY,
     COLUMNS,
+    DEFAULT_GROUP,
+    IDENTITY_SOURCES,
     REJECT_DESCRIPTIONS,
     REJECTS_SCHEMA,
     RUN_DESCRIPTIONS,
+    RUN_NOISE_FLAGS,
     RUNS_SCHEMA,
     SERIES_DESCRIPTIONS,
     TIMESERIES_SCHEMA,
@@ -36,6 +40,41 @@ def _simple(title: str, schema: pa.Schema, desc: dict[str, str]) -> list[str]:
     return [*lines, ""]
 
 
+def _identity() -> list[str]:
+    lines = [
+        "## Identity",
+        "",
+        "Where a point's identity comes from, most trusted first (`IDENTITY_SOURCES`). A source",
+        "fills only what those above it left unknown; where two disagree the point keeps the more",
+        "trusted value and its `warnings` name both.",
+        "",
+        "| # | source | what it gives |",
+        "|---|---|---|",
+    ]
+    for i, (source, gives) in enumerate(IDENTITY_SOURCES, 1):
+        lines.append(f"| {i} | {_cell(source)} | {_cell(gives)} |")
+    lines += [
+        "",
+        "**The arm** (`arm_id`) is a hash of " + ", ".join(f"`{c.value}`" for c in ARM_KEY) + "",
+        "(and whether the point is identified by `request_rate` rather than `conc`), refined by the",
+        "server configuration: after each ingest batch an arm whose points differ in a server",
+        "flag (`server_flags`) or in a `metadata` key that labels groups of points is split, the",
+        "differing settings named in `arm_label` (`ingest/identity.py`). Never part of it: run",
+        "noise flags (" + ", ".join(f"`{f}`" for f in sorted(RUN_NOISE_FLAGS)) + "), and a",
+        "flag equal to the point's concurrency (InferenceX's `--max-num-seqs`).",
+        "",
+        "**The comparison group** (frontiers, dominance) defaults to "
+        + ", ".join(f"`{c.value}`" for c in DEFAULT_GROUP)
+        + ": two models never share a frontier.",
+        "",
+        "**The point id** is a hash of `run_id`, `arm_id`, `conc`, `source_path` (and",
+        "`request_rate` when the point has one); points that would still share one get distinct",
+        "ids and a warning.",
+        "",
+    ]
+    return lines
+
+
 def render() -> str:
     """The schema documentation as Markdown."""
     lines = [
@@ -55,6 +94,7 @@ def render() -> str:
             f"| `{s.name.value}` | {s.dtype} | {s.unit or '-'} | {s.better or '-'} | {s.group} | {_cell(s.description)} |"
         )
     lines.append("")
+    lines += _identity()
     lines += _simple("runs", RUNS_SCHEMA, {str(k): v for k, v in RUN_DESCRIPTIONS.items()})
     lines += _simple("rejects", REJECTS_SCHEMA, {str(k): v for k, v in REJECT_DESCRIPTIONS.items()})
     lines += _simple(

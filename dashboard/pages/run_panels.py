@@ -192,6 +192,22 @@ def axis_row(view: RunView, run_options: list[dict[str, str]]) -> html.Div:
                 ],
                 className="control narrow",
             ),
+            html.Div(
+                title="points that break a limit are out_of_slo: marked and left out of the "
+                "frontier, the ranking and the pruned list",
+                children=[
+                    html.Label("SLO (latencies in s)"),
+                    dcc.Input(
+                        id=control("slo"),
+                        type="text",
+                        value=view.slo,
+                        debounce=True,
+                        placeholder="p90_ttft<=2,p90_tpot<=0.05",
+                        style={"width": "220px"},
+                    ),
+                ],
+                className="control",
+            ),
             html.Div([c.copy_link()], className="control narrow"),
         ],
         className="axis-row",

@@ -39,6 +39,7 @@ from analysis import (
     search_space,
     validate_sweep_config,
 )
+from analysis.slo import parse_slo
 from analysis.tables import csv_text, flat, json_text, markdown_table
 from ingest.schema import DEFAULT_GROUP, Col
 from paretolens.commands.ingest_cmds import open_store
@@ -64,6 +65,14 @@ XOpt = Annotated[
 YOpt = Annotated[str, typer.Option("--y", help="y metric")]
 GroupOpt = Annotated[
     str, typer.Option("--group-by", help="comma-separated comparison-group columns")
+]
+SloOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--slo",
+        help="latency/error limits, e.g. 'p90_ttft<=2,p90_tpot<=0.05,error_rate<=0.01' "
+        "(seconds): points that break one are out_of_slo and left off the frontier",
+    ),
 ]
 ErrOpt = Annotated[
     float, typer.Option("--max-error-rate", help="points above this error rate are invalid")
@@ -154,13 +163,21 @@ def analyze(
     y: YOpt = Col.TPUT_PER_GPU,
     group_by: GroupOpt = _DEFAULT_GROUP,
     max_error_rate: ErrOpt = 0.10,
+    slo: SloOpt = None,
     fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
     store: StoreOpt = None,
 ) -> None:
-    """One verdict per point: frontier | dominated | post_cliff | invalid, with the reason."""
+    """One verdict per point: frontier | dominated | post_cliff | invalid | out_of_slo, with
+    the reason."""
     with _guard():
         a = analyze_points(
-            _points(store, _runs(runs, run)), x, y, _group(group_by), CliffParams(), max_error_rate
+            _points(store, _runs(runs, run)),
+            x,
+            y,
+            _group(group_by),
+            CliffParams(),
+            max_error_rate,
+            slo=parse_slo(slo),
         )
         table = a.table
         if fmt in (Fmt.table, Fmt.markdown):  # the axes by name, and isl/osl beside the arm
@@ -192,13 +209,16 @@ def prune(
         Path | None, typer.Option("--master", help="master config to reuse keys from")
     ] = None,
     dram_utilization: Annotated[float, typer.Option("--dram-utilization")] = 0.80,
+    slo: SloOpt = None,
     fmt: Annotated[PruneFmt, typer.Option("--format")] = PruneFmt.yaml,
     store: StoreOpt = None,
 ) -> None:
     """The points worth the full sweep: master-config snippet, JSON, CSV or a test-config line."""
     with _guard():
         cfg = validate_sweep_config(yaml.safe_load(master.read_text())) if master else None
-        a = analyze_points(_points(store, _runs(runs, run)), x, y, _group(group_by))
+        a = analyze_points(
+            _points(store, _runs(runs, run)), x, y, _group(group_by), slo=parse_slo(slo)
+        )
         p = prune_list(a, neighbours=neighbours, include_arm_frontier=arm_frontier, master=cfg)
         if fmt is PruneFmt.yaml:
             space = search_space(p, dram_utilization)
@@ -309,12 +329,15 @@ def compare(
     candidate: Annotated[str, typer.Argument(help="candidate run id (e.g. the PR sweep)")],
     x: XOpt = Col.MEDIAN_INTVTY,
     y: YOpt = Col.TPUT_PER_GPU,
+    slo: SloOpt = None,
     fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
     store: StoreOpt = None,
 ) -> None:
     """Candidate run vs base run: per-arm frontier uplift and per-conc deltas."""
     with _guard():
-        c = compare_runs(_points(store, [base, candidate]), base, candidate, x=x, y=y)
+        c = compare_runs(
+            _points(store, [base, candidate]), base, candidate, x=x, y=y, slo=parse_slo(slo)
+        )
         if fmt is Fmt.markdown:
             sys.stdout.write(comparison_markdown(c))
         elif fmt is Fmt.json:

@@ -64,9 +64,22 @@ def test_pruned_yaml_is_an_inferencex_search_space(client: Any) -> None:
 
 def test_pruned_json_carries_arms_kept_and_dropped(client: Any) -> None:
     doc = json.loads(_get(client, "/export/pruned.json?unofficialRun=dsr1").get_data(as_text=True))
-    assert sorted(doc) == ["arms", "dropped", "kept"]
+    assert sorted(doc) == ["arms", "dropped", "kept", "slo"]
+    assert doc["slo"] is None
     assert len(doc["kept"]) + len(doc["dropped"]) == 44
     assert sorted({c for a in doc["arms"] for c in a["conc_list"]}) == [1, 2, 4, 8, 16]
+
+
+def test_the_slo_in_the_url_prunes_and_says_so(client: Any) -> None:
+    # p90 TTFT <= 1.5 s on the DeepSeek-R1 sweep: six frontier/dominated points break it
+    # (tests/analysis/test_slo.py names them); the pruned list says which SLO it meets.
+    query = "unofficialRun=dsr1&slo=p90_ttft%3C%3D1.5"
+    doc = json.loads(_get(client, f"/export/pruned.json?{query}").get_data(as_text=True))
+    assert doc["slo"] == "p90_ttft <= 1.5 s"
+    assert all(r["verdict"] != "out_of_slo" for r in doc["kept"])
+    assert sum(r["verdict"] == "out_of_slo" for r in doc["dropped"]) == 6
+    body = _get(client, f"/export/pruned.yaml?{query}").get_data(as_text=True)
+    assert body.startswith("# kept points meet the SLO p90_ttft <= 1.5 s\n")
 
 
 def test_every_header_carries_its_unit_and_seconds_are_seconds(client: Any) -> None:
