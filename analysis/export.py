@@ -120,7 +120,12 @@ def _top(arm: ArmPlan, row: Row, m: Any) -> dict[str, Any]:
 def _problem(arm: ArmPlan, top: dict[str, Any], template: Any, existing: Any) -> str | None:
     missing = [k for k, v in top.items() if v is None]
     if missing:
-        return f"no {', '.join(missing)} recorded (pass the master config that holds this recipe)"
+        column = {"runner": "hw_label", "model-prefix": "model_prefix"}
+        sets = " ".join(f"--set {column.get(k, k)}=..." for k in missing)
+        return (
+            f"no {', '.join(missing)} recorded: pass the master config that holds this recipe "
+            f"(--master), or ingest with {sets}"
+        )
     ident = dict(arm.identity)
     if not arm.conc_list:
         rates = ", ".join(f"{r:g}" for r in arm.rate_list)
@@ -138,7 +143,10 @@ def _problem(arm: ArmPlan, top: dict[str, Any], template: Any, existing: Any) ->
         return "fixed-seq-len arm without isl/osl"
     offload = ident.get("kv_offloading", "none") != "none"
     if offload and not ident.get("kv_offload_backend") and template is None:
-        return "kv-offloading dram but no kv_offload_backend recorded (InferenceX requires one)"
+        return (
+            "kv-offloading dram but no kv_offload_backend recorded (InferenceX requires one): "
+            "ingest with --set kv_offload_backend=<lmcache|mooncake|native|...>"
+        )
     if existing is not None and {k: v for k, v in existing.items() if k != "scenarios"} != top:
         diff = [k for k, v in top.items() if existing.get(k) != v]
         return f"{', '.join(diff)} differ from the other arms of key {arm.config_key}"
@@ -206,18 +214,87 @@ def search_space_yaml(pruned: PrunedList, dram_utilization: float = 0.80) -> str
     return search_space(pruned, dram_utilization).yaml()
 
 
+def _master_entries(pruned: PrunedList, key: str) -> list[tuple[str, Any, Any, Any]]:
+    """(scenario, isl, osl, identity) of every search-space entry of a master config key."""
+    m = pruned.master.root.get(key) if pruned.master is not None else None
+    if m is None:
+        return []
+    out: list[tuple[str, Any, Any, Any]] = []
+    for scen, items in (
+        ("fixed-seq-len", m.scenarios.fixed_seq_len or []),
+        ("agentic-coding", m.scenarios.agentic_coding or []),
+    ):
+        for item in items:
+            isl, osl = getattr(item, "isl", None), getattr(item, "osl", None)
+            out.extend((scen, isl, osl, entry_identity(e)) for e in item.search_space)
+    return out
+
+
+def dispatch_problem(pruned: PrunedList, dram_utilization: float = 0.80) -> str | None:
+    """Why no single `test-config ... --conc ...` line runs exactly the kept points (None when
+    one does). A config key's `--conc` applies to every search-space entry of the key, so the line
+    is exact only when every kept arm is exportable, all keep the same concurrencies, and the
+    master config's keys hold no entry that was not kept."""
+    if not pruned.arms:
+        return "no points were kept, so there is nothing to dispatch"
+    skipped = search_space(pruned, dram_utilization).skipped
+    if skipped:
+        by_reason: dict[str, list[str]] = {}
+        for label, why in skipped:
+            by_reason.setdefault(why, []).append(label)
+        said = "; ".join(
+            f"{labels[0]}{f' and {len(labels) - 1} more' if len(labels) > 1 else ''}: {why}"
+            for why, labels in by_reason.items()
+        )
+        return (
+            f"{len(skipped)} kept arm{'s' if len(skipped) != 1 else ''} cannot be written as "
+            f"InferenceX entries ({said})"
+        )
+    lists = {a.conc_list for a in pruned.arms}
+    if len(lists) > 1:
+        union = sorted({c for a in pruned.arms for c in a.conc_list})
+        kept = sum(len(a.conc_list) for a in pruned.arms)
+        each = "; ".join(f"{a.arm_label}: {' '.join(map(str, a.conc_list))}" for a in pruned.arms)
+        return (
+            f"the kept arms keep different concurrencies ({each}); --conc applies to every "
+            f"entry of a config key, so one line would run {len(pruned.arms) * len(union)} points "
+            f"instead of the {kept} kept: dispatch the search-space YAML instead"
+        )
+    if pruned.master is None:
+        keys = ", ".join(sorted({a.config_key for a in pruned.arms}))
+        return (
+            f"without the master config paretolens cannot tell whether config key {keys} holds "
+            "search-space entries that were not kept (test-config would run them too): pass "
+            "--master configs/<vendor>-master.yaml, or dispatch the search-space YAML"
+        )
+    kept_ids = {(a.config_key, a.scenario, a.isl, a.osl, a.identity) for a in pruned.arms}
+    for key in sorted({a.config_key for a in pruned.arms}):
+        extra = [e for e in _master_entries(pruned, key) if (key, *e) not in kept_ids]
+        if extra:
+            return (
+                f"config key {key} also holds {len(extra)} search-space "
+                f"entr{'ies' if len(extra) != 1 else 'y'} that were not kept; test-config would "
+                "run them too: dispatch the search-space YAML instead"
+            )
+    return None
+
+
 def dispatch_command(
     pruned: PrunedList,
     config_files: tuple[str, ...] | None = None,
     runner_config: str = "configs/runners.yaml",
 ) -> str:
-    """The `test-config` command for an e2e-tests.yml dispatch of the kept points.
+    """The `test-config` command for an e2e-tests.yml dispatch of exactly the kept points, or,
+    when no single line does that, a `#` comment saying why (`dispatch_problem`).
 
     Raises:
         ValueError: when nothing was kept (there is nothing to dispatch).
     """
     if not pruned.arms:
         raise ValueError("no points were kept, so there is nothing to dispatch")
+    problem = dispatch_problem(pruned)
+    if problem is not None:
+        return f"# no single test-config line runs exactly the kept points: {problem}"
     keys = sorted({a.config_key for a in pruned.arms})
     concs = sorted({c for a in pruned.arms for c in a.conc_list})
     if config_files is None:
@@ -234,4 +311,10 @@ def dispatch_command(
     )
 
 
-__all__ = ["SearchSpace", "dispatch_command", "search_space", "search_space_yaml"]
+__all__ = [
+    "SearchSpace",
+    "dispatch_command",
+    "dispatch_problem",
+    "search_space",
+    "search_space_yaml",
+]

@@ -200,7 +200,11 @@ def pruned_body(data: RunData, view: RunView) -> list[Any]:
             ],
             className="small",
         ),
-        html.H4("Run the full sweep on exactly these points"),
+        html.H4(
+            "Run the full sweep on exactly these points"
+            if not data.pruned_cli.startswith("#")
+            else "No single test-config line runs exactly these points"
+        ),
         html.Pre(data.pruned_cli, id=Id.PRUNED_CLI),
         html.Details(
             [

@@ -72,6 +72,20 @@ class Kind:
     note: str
 
 
+# The first row's keys of each InferenceX app dump table (ingest/dump.py reads the directory).
+_DUMP_TABLES = (
+    {"workflow_run_id", "config_id", "benchmark_type", "metrics"},
+    {"github_run_id", "run_attempt", "head_branch"},
+    {"hardware", "framework", "prefill_tp", "decode_tp", "num_prefill_gpu"},
+    {"workflow_run_id", "config_id", "task", "metrics"},
+)
+
+
+def _dump_table(doc: Any) -> bool:
+    first = doc[0] if isinstance(doc, list) and doc and isinstance(doc[0], dict) else None
+    return first is not None and any(keys <= first.keys() for keys in _DUMP_TABLES)
+
+
 KINDS: tuple[Kind, ...] = (
     Kind(
         "png",
@@ -102,6 +116,12 @@ KINDS: tuple[Kind, ...] = (
         "changelog_metadata",
         lambda s, d: _keys(d, "entries") and ("head_ref" in d or "base_ref" in d),
         "CI changelog_metadata.json (perf-changelog entries of the head ref): provenance, not a point",
+    ),
+    Kind(
+        "inferencex_dump_table",
+        lambda s, d: _dump_table(d),
+        "a table of an InferenceX app JSON dump: ingest its directory on its own "
+        "(`paretolens ingest DUMP_DIR`, one run per workflow run; docs/formats.md)",
     ),
     Kind(
         "github_run",

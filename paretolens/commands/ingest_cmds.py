@@ -10,12 +10,16 @@ from typing import Annotated, Any
 import polars as pl
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from ingest.pipeline import IngestReport, ingest_paths
+from analysis.tables import csv_text
+from ingest.dump import DumpError, ingest_dump, is_dump_dir
+from ingest.errors import SchemaError
+from ingest.pipeline import IngestReport, check_defaults, ingest_paths
 from ingest.schema import Col, RejectCol, RunCol
-from ingest.store import Store
+from ingest.store import InvalidRunId, Store
 from paretolens.commands.tables import keep_whole
 from paretolens.settings import SAMPLES_DIR, load_settings
 
@@ -86,6 +90,22 @@ def _exit(report: IngestReport) -> None:
     raise typer.Exit(1 if report.rejected else 0)
 
 
+def _settings(pairs: list[str]) -> dict[str, Any]:
+    """`--set COLUMN=VALUE` pairs as ingest defaults, checked before anything is read (exit 2)."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            err.print(f"[red]error:[/] --set {escape(pair)}: expected COLUMN=VALUE, e.g. hw=h200")
+            raise typer.Exit(2)
+        out[key.strip()] = value.strip()
+    try:
+        return check_defaults(out)
+    except SchemaError as exc:
+        err.print(f"[red]error:[/] --set {escape(exc.field)}: {escape(exc.reason)}")
+        raise typer.Exit(2) from exc
+
+
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="files, directories or zips")],
     run_id: Annotated[
@@ -93,26 +113,60 @@ def ingest(
     ] = None,
     store: StoreOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="what no file says, as COLUMN=VALUE (repeatable), e.g. --set hw=h200 "
+            "--set num_gpus=4 --set model_prefix=llama3-70b; a file's own value wins (with a "
+            "warning). The same keys in a paretolens.yaml beside the files apply to them",
+        ),
+    ] = None,
 ) -> None:
     """Ingest benchmark results into the store."""
     missing = [p for p in paths if not p.exists() and not p.is_symlink()]
     if missing:
         err.print(f"[red]error:[/] no such file or directory: {', '.join(map(str, missing))}")
         raise typer.Exit(2)
+    if len(paths) == 1 and is_dump_dir(paths[0]):
+        # An InferenceX app table dump: one run per workflow run (ingest/dump.py).
+        if run_id or set_:
+            err.print("[red]error:[/] a dump gives one run per workflow run; no --run-id/--set")
+            raise typer.Exit(2)
+        try:
+            report = ingest_dump(paths[0], open_store(store))
+        except DumpError as exc:
+            err.print(f"[red]error:[/] {escape(str(exc))}")
+            raise typer.Exit(2) from exc
+        _print_report(report, as_json)
+        _exit(report)
+    defaults = _settings(set_ or [])
     st = open_store(store)
-    if as_json or not sys.stderr.isatty():
-        report = ingest_paths(paths, st, run_id=run_id)
-    else:
-        with Progress(
-            TextColumn("reading"), BarColumn(), MofNCompleteColumn(), console=err, transient=True
-        ) as prog:
-            task = prog.add_task("units", total=None)
+    try:
+        if as_json or not sys.stderr.isatty():
             report = ingest_paths(
-                paths,
-                st,
-                run_id=run_id,
-                progress=lambda d, t: prog.update(task, completed=d, total=t),
+                paths, st, run_id=run_id, defaults=defaults, defaults_from="--set"
             )
+        else:
+            with Progress(
+                TextColumn("reading"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                console=err,
+                transient=True,
+            ) as prog:
+                task = prog.add_task("units", total=None)
+                report = ingest_paths(
+                    paths,
+                    st,
+                    run_id=run_id,
+                    progress=lambda d, t: prog.update(task, completed=d, total=t),
+                    defaults=defaults,
+                    defaults_from="--set",
+                )
+    except InvalidRunId as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
     _print_report(report, as_json)
     _exit(report)
 
@@ -123,10 +177,15 @@ def fetch(
     api_url: Annotated[str | None, typer.Option("--api-url")] = None,
     store: StoreOpt = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="what no file says, as COLUMN=VALUE (repeatable)"),
+    ] = None,
 ) -> None:
     """Fetch a GitHub Actions run's artifacts and ingest them under its run id."""
     from ingest.github import GitHubClient, GitHubError, fetch_run
 
+    defaults = _settings(set_ or [])
     settings = load_settings()
     token = settings.github_token.get_secret_value() if settings.github_token else None
     client = GitHubClient(api_url or settings.github_api_url, token, repo or settings.github_repo)
@@ -136,6 +195,7 @@ def fetch(
             open_store(store),
             client,
             progress=None if as_json else (lambda msg: err.print(msg)),
+            defaults=defaults,
         )
     except GitHubError as exc:
         err.print(f"[red]error:[/] {exc}")
@@ -152,11 +212,7 @@ def _emit(df: pl.DataFrame, fmt: str, output: Path | None) -> None:
         df.write_parquet(output)
         return
     if fmt == "csv":
-        text = df.with_columns(
-            pl.col(pl.List(pl.Utf8), pl.List(pl.Float64))
-            .list.eval(pl.element().cast(pl.Utf8))
-            .list.join(";")
-        ).write_csv()
+        text = csv_text(df, list_sep=";")
     elif fmt == "json":
         text = json.dumps(df.to_dicts(), indent=2, default=str) + "\n"
     elif fmt == "table":
@@ -203,10 +259,46 @@ def points(
     run: Annotated[list[str] | None, typer.Option("--run", help="run id (repeatable)")] = None,
     fmt: FmtOpt = "table",
     output: Annotated[Path | None, typer.Option("--output")] = None,
+    costs: Annotated[
+        bool,
+        typer.Option(
+            "--costs",
+            help="fill the cost and energy columns (tok/s/MW, J/tok, $/Mtok per cost class) "
+            "from data/hardware.yaml",
+        ),
+    ] = False,
+    hwcost: Annotated[
+        str | None,
+        typer.Option(
+            "--hwcost",
+            help="override kW/GPU and $/GPU-hour per hardware (implies --costs), e.g. "
+            "'h200:kw=1.2,hyperscaler=2.5;b200:neocloud=3.1'",
+        ),
+    ] = None,
     store: StoreOpt = None,
 ) -> None:
-    """Print the canonical points of runs."""
+    """Print the canonical points of runs (with --costs, their cost and energy per token)."""
     df = open_store(store).points(run or None)
+    shown: list[Col] = []
+    if costs or hwcost is not None:
+        from analysis.cost import load_hardware, parse_hwcost, with_costs
+        from ingest.schema import header
+
+        try:
+            filled = with_costs(df, load_hardware(), parse_hwcost(hwcost or ""))
+        except ValueError as exc:
+            err.print(f"[red]error:[/] {escape(str(exc))}")
+            raise typer.Exit(2) from exc
+        for note in filled.notes():
+            err.print(f"note: {escape(note)}")
+        df = filled.frame
+        shown = [
+            Col.TPUT_PER_MW,
+            Col.JOULES_PER_TOKEN,
+            Col.COST_PER_MTOK_HYPERSCALER,
+            Col.COST_PER_MTOK_NEOCLOUD,
+            Col.COST_PER_MTOK_RENTAL3Y,
+        ]
     if fmt == "table":
         df = df.select(
             Col.RUN_ID,
@@ -216,7 +308,10 @@ def points(
             Col.MEDIAN_INTVTY,
             Col.P90_TTFT,
             Col.AL_MEASURED,
+            *shown,
         ).sort(Col.RUN_ID, Col.ARM_LABEL, Col.CONC)
+        if shown:  # the cost columns' units in their headers
+            df = df.rename({str(c): header(c) for c in shown})
     _emit(df, fmt, output)
 
 

@@ -17,7 +17,7 @@ from analysis import validate_sweep_config
 from ingest.schema import Col
 from ingest.store import Store
 from paretolens.cli import app
-from tests.analysis.pointdata import frame, row
+from tests.analysis.pointdata import MASTER, frame, row
 
 runner = CliRunner()
 
@@ -61,17 +61,27 @@ def test_prune_formats(store: Store) -> None:
     assert list(validate_sweep_config(yaml.safe_load(out)).root) == [
         "kimik2.7-fp4-mi355x-vllm-agentic"
     ]
-    code, out, _ = _run("prune", "--run", "kimi", "--format", "cli", "--store", root)
+    # Without the master config nobody can tell what else config key holds: refused, exit 1.
+    code, out, err = _run("prune", "--run", "kimi", "--format", "cli", "--store", root)
+    assert (code, out) == (1, "") and "without the master config" in err
+    # With it: the key holds only the kept TP4 no-offload entry, at conc 1 4 8.
+    master = str(MASTER.parent / "amd-master.yaml")
+    code, out, _ = _run(
+        "prune", "--run", "kimi", "--format", "cli", "--master", master, "--store", root
+    )
+    assert code == 0
     assert out == ("test-config --config-keys kimik2.7-fp4-mi355x-vllm-agentic --conc 1 4 8 "
                    "--config-files configs/amd-master.yaml --runner-config configs/runners.yaml\n")  # fmt: skip
     code, out, _ = _run("prune", "--run", "kimi", "--format", "json", "--store", root)
     doc = json.loads(out)
     assert (len(doc["kept"]), len(doc["dropped"])) == (3, 7)
+    # An arm that cannot be exported: listed first with what to set, and the exit code says so.
     code, out, err = _run("prune", "--run", "dsr1", "--store", root)
     assert (
-        code == 0
+        code == 1
         and out.startswith("# not exported: TP4 EP4 | no spec | kv dram")
         and "not exported" in err
+        and "--set kv_offload_backend=" in err
     )
 
 

@@ -33,7 +33,13 @@ def test_every_point_gets_one_verdict(
     a = analyze_points(points("dsr1"))
     # 44 points: the flat agentic reader stores no error rate (its request total includes warmup),
     # so nothing is invalid; the cliff takes 28 (see test_cliff), 16 are judged for dominance.
-    assert a.counts() == {"frontier": 8, "dominated": 8, "post_cliff": 28, "invalid": 0}
+    assert a.counts() == {
+        "frontier": 8,
+        "dominated": 8,
+        "post_cliff": 28,
+        "invalid": 0,
+        "out_of_slo": 0,
+    }
     assert dsr1.height == 44
 
 

@@ -15,9 +15,13 @@ from typer.testing import CliRunner
 from ingest.store import Store
 from paretolens.cli import app as cli
 
+# The DeepSeek-R1 offload arms name no offload backend, so no test-config line runs exactly the
+# kept points: the export says why instead of offering a line that would run other points.
 DSR1_CLI_LINE = (
-    "test-config --config-keys dsr1-fp4-b200-vllm-agentic --conc 1 2 4 8 16 "
-    "--config-files configs/nvidia-master.yaml --runner-config configs/runners.yaml\n"
+    "# no single test-config line runs exactly the kept points: 2 kept arms cannot be written "
+    "as InferenceX entries (TP4 EP4 | no spec | kv dram (dsr1-fp4-b200-vllm-agentic) and 1 "
+    "more: kv-offloading dram but no kv_offload_backend recorded (InferenceX requires one): "
+    "ingest with --set kv_offload_backend=<lmcache|mooncake|native|...>)\n"
 )
 # Which arm is best at 40 tok/s/user: each arm frontier's PCHIP value there (the TP8 arms'
 # frontiers start above 40, so they have none).
