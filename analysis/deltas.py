@@ -140,6 +140,20 @@ def _load(r: dict[str, Any]) -> tuple[str, float]:
     return ("request_rate", float(rate) if rate is not None else float("nan"))
 
 
+_UNCOMPARABLE = ("post_cliff", "invalid", "out_of_slo")
+
+
+def _flag(baseline_verdict: object, treatment_verdict: object) -> str | None:
+    """Why a pair's deltas say nothing about the A/B (a side past its cliff, invalid or out of
+    the SLO): such pairs are flagged in every table and left out of the summaries."""
+    sides = [
+        f"{name} {verdict}"
+        for name, verdict in (("baseline", baseline_verdict), ("treatment", treatment_verdict))
+        if verdict in _UNCOMPARABLE
+    ]
+    return "; ".join(sides) if sides else None
+
+
 def _pct(b: object, t: object) -> float | None:
     if not isinstance(b, int | float) or not isinstance(t, int | float) or b == 0:
         return None
@@ -223,6 +237,7 @@ def compute_deltas(
                 verdicts.get((t[Col.RUN_ID], t[Col.POINT_ID])),
             )
             row["confounds"] = confounds(b, t, axis)
+            row["flag"] = _flag(row["baseline_verdict"], row["treatment_verdict"])
             rows.append(row)
         fb, ft = (
             fronts.get((p.baseline_run_id, p.baseline_arm_id)),
@@ -232,6 +247,15 @@ def compute_deltas(
         gaps.append(gap)
         front_rows.append({**head, **_gap_fields(gap, fb, ft)})
     table = pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
+    if table.height:
+        # Each row reads: what else differs and whether it can be trusted, then the numbers.
+        lead = [
+            c
+            for c in (Col.CONC, Col.REQUEST_RATE, Col.ISL, Col.OSL, Col.SCENARIO)
+            if c in table.columns
+        ]
+        first = [*lead, "flag", "confounds"]
+        table = table.select(*first, *[c for c in table.columns if c not in first])
     return Deltas(
         axis,
         str(x),

@@ -155,3 +155,25 @@ def test_pairing_across_two_runs(points: Callable[..., pl.DataFrame]) -> None:
 def test_the_axis_must_be_an_arm_identity_field() -> None:
     with pytest.raises(ValueError, match="not an arm-identity field"):
         compute_deltas(_spec_rows(), axis=Col.IMAGE)
+
+
+def test_pairs_with_a_side_past_its_cliff_are_flagged_and_lead_with_confounds(
+    points: Callable[..., pl.DataFrame],
+) -> None:
+    # DeepSeek-R1 B200, KV offload off (baseline) vs on: TP4 at users 1..8 is judged on both
+    # sides (frontier or dominated); TP4 users 12 is past the off arm's knee; TP8 users 16 is
+    # past both knees.
+    d = compute_deltas(points("dsr1"), Col.KV_OFFLOADING)
+    flags = {(r[Col.TP], r[Col.CONC]): r["flag"] for r in d.table.iter_rows(named=True)}
+    assert [flags[(4, c)] for c in (1, 2, 4, 8)] == [None] * 4
+    assert flags[(4, 12)] == "baseline post_cliff"
+    assert flags[(8, 16)] == "baseline post_cliff; treatment post_cliff"
+    assert d.table.columns[:7] == [
+        "conc",
+        "request_rate",
+        "isl",
+        "osl",
+        "scenario",
+        "flag",
+        "confounds",
+    ]
