@@ -50,6 +50,9 @@ class RunComparison:
     slo: Slo = field(default_factory=Slo)
 
 
+_GAP_COLUMNS = ("x_lo", "x_hi", "uplift_pct", "mean_delta_pct", "area_base", "area_between")
+
+
 def _gap_row(gap: FrontierGap | None) -> dict[str, Any]:
     return {
         "x_lo": gap.lo if gap else None,
@@ -231,6 +234,46 @@ def _code(text: str) -> str:
     return f"`{text}`" if "`" not in text and text.isprintable() else md_text(text, in_table=False)
 
 
+_UNCOMPARABLE = ("post_cliff", "invalid", "out_of_slo")
+
+
+def _flag(base: object, cand: object) -> str | None:
+    """A per-load row whose delta says nothing (a side past its cliff, invalid, out of SLO)."""
+    sides = [
+        f"{name} {v}" for name, v in (("base", base), ("candidate", cand)) if v in _UNCOMPARABLE
+    ]
+    return "; ".join(sides) or None
+
+
+def _load(r: dict[str, Any]) -> str:
+    if r.get(Col.CONC) is not None:
+        return f"c{r[Col.CONC]}"
+    rate = r.get(Col.REQUEST_RATE)
+    return f"{rate:g} req/s" if isinstance(rate, float) else "?"
+
+
+def _group_lines(cmp: RunComparison) -> list[str]:
+    """The group-envelope uplift: each comparison group's envelope over all its arms."""
+    if not cmp.groups.height:
+        return []
+    keys = [c for c in cmp.groups.columns if c not in _GAP_COLUMNS]
+    out = [
+        f"Envelope uplift per comparison group (the best of all arms, at matched `{cmp.x}`):",
+        "",
+        "| group | " + f"{cmp.x} range | uplift | mean Δ at measured x |",
+        "|---|---|---|---|",
+    ]
+    for r in cmp.groups.iter_rows(named=True):
+        name = ", ".join(f"{k}={r[k]}" for k in keys if k != Col.RUN_ID and r[k] is not None)
+        rng = "no overlap"
+        if r["x_lo"] is not None:
+            rng = f"{_num(r['x_lo'], 2)}–{_num(r['x_hi'], 2)}"
+        out.append(
+            f"| {md_cell(name)} | {rng} | {_pct(r['uplift_pct'])} | {_pct(r['mean_delta_pct'])} |"
+        )
+    return [*out, ""]
+
+
 def comparison_markdown(cmp: RunComparison) -> str:
     """Markdown for a PR comment: frontier uplift per arm, per-conc deltas, unmatched arms.
 
@@ -262,22 +305,29 @@ def comparison_markdown(cmp: RunComparison) -> str:
             f"| {_pct(r['mean_delta_pct'])} | {_num(r['area_between'])} |"
         )
     lines.append("")
+    lines += _group_lines(cmp)
     if cmp.points.height:
         lines += [
-            "| arm | conc | "
+            "| arm | load | "
             + " | ".join(f"{m} {arrow[m]} base → cand (Δ)" for m in cmp.metrics)
-            + " |",
-            "|---|---|" + "---|" * len(cmp.metrics),
+            + " | flag | confounds |",
+            "|---|---|" + "---|" * len(cmp.metrics) + "---|---|",
         ]
     else:
-        lines.append("No arm was measured at the same concurrency in both runs.")
+        lines.append("No arm was measured at the same load in both runs.")
     for r in cmp.points.iter_rows(named=True):
         cells = [
             f"{_num(r[f'{m}_base'], 2)} → {_num(r[f'{m}_candidate'], 2)} "
             f"({_pct(r[f'{m}_delta_pct'])})"
             for m in cmp.metrics
         ]
-        lines.append(f"| {md_cell(r[Col.ARM_LABEL])} | {r[Col.CONC]} | " + " | ".join(cells) + " |")
+        flag = _flag(r.get("base_verdict"), r.get("candidate_verdict"))
+        confounds = "; ".join(r.get("confounds") or []) or "none"
+        lines.append(
+            f"| {md_cell(r[Col.ARM_LABEL])} | {_load(r)} | "
+            + " | ".join(cells)
+            + f" | {md_cell(flag or '')} | {md_cell(confounds)} |"
+        )
     for title, frame in (
         ("Only in base", cmp.only_in_base),
         ("Only in candidate", cmp.only_in_candidate),
