@@ -10,7 +10,13 @@ from analysis.acceptance import (
 from analysis.cliff import CliffParams, detect_cliffs
 from analysis.compare import RunComparison, compare_runs, comparison_json, comparison_markdown
 from analysis.deltas import ArmPair, Deltas, compute_deltas, pair_arms
-from analysis.export import SearchSpace, dispatch_command, search_space, search_space_yaml
+from analysis.export import (
+    SearchSpace,
+    dispatch_command,
+    dispatch_problem,
+    search_space,
+    search_space_yaml,
+)
 from analysis.interpolate import FrontierGap, frontier_gap
 from analysis.pareto import Frontier, FrontierResult, compute_frontiers, frontier_mask
 from analysis.prune import Analysis, Verdict, analyze_points
@@ -42,6 +48,7 @@ __all__ = [
     "compute_frontiers",
     "detect_cliffs",
     "dispatch_command",
+    "dispatch_problem",
     "frontier_gap",
     "frontier_mask",
     "load_golden_tables",

@@ -70,6 +70,15 @@ def _integral(x: FloatArray, y: FloatArray, lo: float, hi: float) -> float:
     return float(_pchip(x, y).integrate(lo, hi))
 
 
+def frontier_value(frontier: Frontier, x: float) -> float | None:
+    """A frontier's y at x, by PCHIP between its measured points (None outside their x range:
+    nothing is extrapolated)."""
+    fx, fy = _curve(frontier)
+    if not len(fx) or not fx[0] <= x <= fx[-1]:
+        return None
+    return float(_evaluate(fx, fy, np.asarray([x], dtype=np.float64))[0])
+
+
 def frontier_gap(baseline: Frontier, treatment: Frontier) -> FrontierGap | None:
     """Compare two frontiers on the x range both cover (None when they do not overlap).
 

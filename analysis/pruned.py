@@ -8,6 +8,7 @@ InferenceX config key they belong to, and records every dropped point with its v
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,6 +131,41 @@ def prune_list(
     return PrunedList(arms=arms, kept=kept, dropped=dropped, master=master, slo=slo)
 
 
+def selection_list(points: pl.DataFrame, point_ids: Sequence[str]) -> PrunedList:
+    """Chosen points (ticked in the run page's points table) as a pruned list, so that they
+    launch as the pruned list does: one arm per `arm_id`, in the order the points come, with
+    the config key and identity of its first point; nothing is dropped.
+
+    Args:
+        points: canonical points, with verdict columns or without.
+        point_ids: the chosen `point_id`s (ids not in `points` are ignored).
+    """
+    rows = points.filter(pl.col(Col.POINT_ID).is_in(list(point_ids)))
+    arms = []
+    for (arm_id,), grp in rows.group_by(Col.ARM_ID, maintain_order=True):
+        r = grp.row(0, named=True)
+        concs = grp.get_column(Col.CONC).drop_nulls().unique()
+        rates = (
+            grp.filter(pl.col(Col.CONC).is_null()).get_column(Col.REQUEST_RATE).drop_nulls()
+            if Col.REQUEST_RATE in grp.columns
+            else pl.Series([], dtype=pl.Float64)
+        )
+        arms.append(
+            ArmPlan(
+                config_key=config_key(r, None),
+                scenario=r[Col.SCENARIO],
+                isl=r[Col.ISL],
+                osl=r[Col.OSL],
+                arm_id=str(arm_id),
+                arm_label=r[Col.ARM_LABEL],
+                identity=row_identity(r),
+                conc_list=tuple(sorted(int(c) for c in concs.to_list())),
+                rate_list=tuple(sorted({float(v) for v in rates.to_list()})),
+            )
+        )
+    return PrunedList(arms=tuple(arms), kept=rows, dropped=rows.clear())
+
+
 def pruned_table(pruned: PrunedList) -> pl.DataFrame:
     """Kept and dropped points in one frame (CSV): `kept`, `keep_reason`, `verdict`, `reason`."""
     kept = pruned.kept.with_columns(kept=pl.lit(True))
@@ -163,4 +199,11 @@ def pruned_json(pruned: PrunedList) -> dict[str, Any]:
     }
 
 
-__all__ = ["ArmPlan", "PrunedList", "prune_list", "pruned_json", "pruned_table"]
+__all__ = [
+    "ArmPlan",
+    "PrunedList",
+    "prune_list",
+    "pruned_json",
+    "pruned_table",
+    "selection_list",
+]

@@ -1,14 +1,15 @@
-"""The Dash app: routing, the page shell, security headers, and the WSGI entry point.
+"""The Dash app: routing, the page shell, security headers.
 
-`create_app()` builds one independent app (its own data source, caches and callbacks: nothing is
-registered globally). The page a browser asked for is rendered into the initial layout: Dash
-fetches `/_dash-layout` from the page, and the request's Referer (same-origin, full URL, see the
-referrer meta tag) names the path and query, so the first chart arrives with the layout instead
-of after a callback round trip. If a browser withholds the Referer, a one-off router callback
-fills the page in instead.
+`create_app(store, settings)` builds one independent app (its own data source, caches and
+callbacks: nothing is registered globally). The page a browser asked for is rendered into the
+initial layout: Dash fetches `/_dash-layout` from the page, and the request's Referer
+(same-origin, full URL, see the referrer meta tag) names the path and query, so the first chart
+arrives with the layout instead of after a callback round trip. If a browser withholds the
+Referer, a one-off router callback fills the page in instead.
 
-Production: `paretolens serve` runs waitress; `waitress-serve dashboard.app:server` works too
-(`server` is created on first access from the environment's settings).
+The app reads no environment: its store, settings and golden AL tables are handed to
+`create_app` by whoever builds it (`paretolens serve`, `paretolens.wsgi` for
+`waitress-serve paretolens.wsgi:server`, a test), as datasette's CLI builds `Datasette(...)`.
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
 from dashboard.ids import Id
 from dashboard.pages import compare, index, jobs, missing, points, run
+from dashboard.settings import AppSettings, LocalSettings, allowed_hosts
 from dashboard.state import CompareView, RunView
 from dashboard.style import WEBGL_THRESHOLD
 from ingest.schema import RunCol
 from ingest.store import Store
-from paretolens.settings import GOLDEN_AL_DIR, Settings, allowed_hosts, load_settings
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 log = logging.getLogger("paretolens.dashboard")
@@ -76,14 +77,28 @@ class _Dash(Dash):
     page, and the smallest plotly bundle the page's charts need (none on pages without a chart;
     dcc.Graph uses window.Plotly)."""
 
-    charts_of: ChartsOf = staticmethod(lambda path, query: "gl2d")  # type: ignore[assignment]
+    charts_of: ChartsOf = staticmethod(lambda path, query: "gl2d")
 
     def _setup_plotlyjs(self) -> None:
         self._plotlyjs_url = ""
 
-    def interpolate_index(self, **kwargs: Any) -> str:
-        kwargs["metas"] = kwargs.get("metas", "") + self._preloads()
-        return str(super().interpolate_index(**kwargs))
+    def interpolate_index(
+        self,
+        metas: Any = "",
+        title: Any = "",
+        css: Any = "",
+        config: Any = "",
+        scripts: Any = "",
+        app_entry: Any = "",
+        favicon: Any = "",
+        renderer: Any = "",
+    ) -> str:
+        page = super().interpolate_index(  # type: ignore[no-untyped-call]  # Dash's own, untyped
+            metas=metas + self._preloads(), title=title, css=css, config=config,
+            scripts=scripts, app_entry=app_entry, favicon=favicon, renderer=renderer,
+        )  # fmt: skip
+        # The page's language, for screen readers (Dash's template has none).
+        return str(page).replace("<html>", '<html lang="en">', 1)
 
     def _preloads(self) -> str:
         """What the page will ask for once its scripts have run, asked for with them instead:
@@ -149,7 +164,7 @@ def render(app: AppContext, path: str, query: str) -> tuple[str, Any]:
     """The active nav key and the content of a page."""
     if path == TOO_LONG or len(query) > MAX_QUERY_BYTES or len(path) > MAX_PATH_BYTES:
         return "", html_too_long()
-    active, page = PAGES.get(path.rstrip("/") or "/", ("", None))  # type: ignore[arg-type]
+    active, page = PAGES.get(path.rstrip("/") or "/", ("", None))
     if page is None:
         return "", html_not_found(path)
     return active, page(app, query)
@@ -246,29 +261,30 @@ def _guard_request(allowed: frozenset[str] | None) -> flask.Response | None:
     return None
 
 
-def create_app(store: Store | Path | str | None = None, settings: Settings | None = None) -> Dash:
-    """A paretolens Dash app over a store (default: the settings' store, seeded with the samples).
+def create_app(
+    store: Store | Path | str,
+    settings: AppSettings | None = None,
+    *,
+    golden_dir: Path | None = None,
+) -> Dash:
+    """A paretolens Dash app over a store.
 
     Args:
-        store: a Store or its directory; None opens the configured store (bundled samples).
-        settings: defaults to the environment's (`PARETOLENS_*`).
+        store: a Store or its directory.
+        settings: what the app reads (`AppSettings`; `paretolens.settings.Settings` is one);
+            None is `LocalSettings`: loopback, no token, launching off.
+        golden_dir: the golden AL tables the AL checks read (None: no golden tables).
     """
-    from paretolens.commands.ingest_cmds import open_store
-
-    settings = settings or load_settings()
-    st = (
-        store
-        if isinstance(store, Store)
-        else open_store(Path(store) if store is not None else None)
-    )
-    source = DataSource(st, GOLDEN_AL_DIR)
+    st = store if isinstance(store, Store) else Store(Path(store))
+    settings = settings or LocalSettings(store=st.root)
+    source = DataSource(st, golden_dir)
     ctx = AppContext(source=source, settings=settings, fetcher=Fetcher(st, settings))
     dash_app = _Dash(
         __name__,
         assets_folder=str(ASSETS),
         assets_ignore=r"plotly-.*\.js",
         title="paretolens",
-        update_title=None,
+        update_title=None,  # type: ignore[arg-type]  # Dash: None keeps the title as it is
         suppress_callback_exceptions=True,
         serve_locally=True,
         meta_tags=[{"name": "referrer", "content": "same-origin"}],
@@ -286,7 +302,7 @@ def create_app(store: Store | Path | str | None = None, settings: Settings | Non
     hosts = allowed_hosts(settings)
     dash_app.server.before_request(lambda: _guard_request(hosts))
     dash_app.layout = layout
-    dash_app.charts_of = plotly_bundle(source)  # type: ignore[method-assign]
+    dash_app.charts_of = plotly_bundle(source)
 
     @dash_app.callback(
         Output(Id.PAGE, "children"),
@@ -326,7 +342,8 @@ def create_app(store: Store | Path | str | None = None, settings: Settings | Non
         # Every script and stylesheet a page can load: the index's tags (outside a run page the
         # grid library is a plain script tag), both plotly bundles, dcc's and the grid's chunks.
         with dash_app.server.test_request_context(urls.index()):
-            tags = dash_app._generate_scripts_html() + dash_app._generate_css_dist_html()
+            css = dash_app._generate_css_dist_html()  # type: ignore[no-untyped-call]
+            tags = dash_app._generate_scripts_html() + css
         prefix = dash_app.config.requests_pathname_prefix
         extra = [dash_app.get_asset_url(b) for b in PLOTLY_BUNDLES.values()]
         extra += [f"{prefix}{DCC_CHUNKS}{c}" for c in CHART_CHUNKS] + [f"{prefix}{AG_GRID_CHUNK}"]
@@ -334,18 +351,3 @@ def create_app(store: Store | Path | str | None = None, settings: Settings | Non
 
     threading.Thread(target=warm, name="paretolens-warm", daemon=True).start()
     return dash_app
-
-
-_server: flask.Flask | None = None
-_server_lock = threading.Lock()
-
-
-def __getattr__(name: str) -> Any:
-    """`dashboard.app:server` for WSGI servers (`waitress-serve dashboard.app:server`)."""
-    global _server
-    if name != "server":
-        raise AttributeError(name)
-    with _server_lock:
-        if _server is None:
-            _server = create_app().server
-    return _server

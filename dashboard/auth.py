@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from paretolens.settings import Settings
+from dashboard.settings import AppSettings
 
 TOKEN_HEADER = "X-Paretolens-Token"
 TOKEN_FIELD = "token"
@@ -89,7 +89,7 @@ class Throttle:
             return 0.0
         return float(min(MAX_LOCKOUT_S, 2 ** (count - FREE_WRONG_TOKENS)))
 
-    def guard(self, settings: Settings, supplied: object, client: str | None) -> None:
+    def guard(self, settings: AppSettings, supplied: object, client: str | None) -> None:
         """Before a token check: refuse a client in its lockout; count a wrong token.
 
         Only a token that was sent and is wrong counts (none at all is not a guess), and only
@@ -120,7 +120,7 @@ class Throttle:
                     self._misses.pop(k, None)
 
 
-def token_matches(settings: Settings, supplied: str | None) -> bool:
+def token_matches(settings: AppSettings, supplied: str | None) -> bool:
     """Whether `supplied` equals the configured token (constant time; False when none is set)."""
     if settings.token is None or supplied is None:
         return False
@@ -136,7 +136,7 @@ class FetchPolicy:
     reason: str
 
 
-def fetch_policy(settings: Settings) -> FetchPolicy:
+def fetch_policy(settings: AppSettings) -> FetchPolicy:
     """Fetching writes to the store, so it needs a GitHub token and the app token, like every
     other state-changing action (on loopback too: any page the user opens could POST it)."""
     if settings.github_token is None:
@@ -150,7 +150,7 @@ def fetch_policy(settings: Settings) -> FetchPolicy:
     return FetchPolicy("token", "fetching writes to the store: enter the app token")
 
 
-def authorize_fetch(settings: Settings, supplied: str | None) -> None:
+def authorize_fetch(settings: AppSettings, supplied: str | None) -> None:
     """Allow a fetch or raise AuthError with the reason.
 
     Raises:

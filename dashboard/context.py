@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from dashboard.auth import Throttle
 from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
-from paretolens.settings import Settings
+from dashboard.settings import AppSettings
 
 
 @dataclass(frozen=True)
@@ -16,6 +16,6 @@ class AppContext:
     """The per-app services (one per `create_app`; nothing here is module-global)."""
 
     source: DataSource
-    settings: Settings
+    settings: AppSettings
     fetcher: Fetcher
     throttle: Throttle = field(default_factory=Throttle)

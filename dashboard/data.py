@@ -2,8 +2,10 @@
 
 A `RunData` is built once per (view, store version) and cached; the charts, the grids and every
 export read its fields, so the numbers on the page and in the downloads are the same objects
-(compute once, render many). Nothing here recomputes what `analysis/` decides: frontiers,
-verdicts, cliffs, pruned lists, AL checks and deltas are calls into it.
+(compute once, render many). It is a cache, not a calculator: frontiers, verdicts, cliffs, pruned
+lists, the ticked-points selection, the arm ranking at x, AL checks and deltas are calls into
+`analysis/`. The named tables built from it are in `dashboard.tables`, the compare page's data in
+`dashboard.comparing`.
 """
 
 from __future__ import annotations
@@ -18,60 +20,40 @@ import polars as pl
 from analysis import (
     Analysis,
     Deltas,
-    Frontier,
     GoldenTable,
     PrunedList,
-    RunComparison,
     analyze_points,
     check_acceptance,
-    compare_runs,
-    comparison_markdown,
     compute_deltas,
     dispatch_command,
-    frontier_gap,
     load_golden_tables,
     prune_list,
     pruned_json,
     search_space_yaml,
 )
-from analysis.recipes import config_key, row_identity
+from analysis.pruned import selection_list
+from analysis.ranking import rank_at
 from analysis.slo import parse_slo
+from dashboard.affects import DATA_PARTS, Part, fields_affecting, fields_sparing
 from dashboard.cache import LRU, file_version, store_version
-from dashboard.facets import Option, arm_names, facets, filter_expr
-from dashboard.state import (
-    DISPLAY_ONLY,
-    FILTER_FIELDS,
-    CompareView,
-    IndexView,
-    RunView,
-)
-from dashboard.tables import ARM_NAME, COMPARE_TABLES, TABLES, Table
+from dashboard.comparing import CompareData
+from dashboard.facets import ARM_NAME, Option, arm_names, arm_order, facets, filter_expr
+from dashboard.planes import chart_plane, verdict_points
+from dashboard.state import CompareView, RunView
 from ingest.schema import DEFAULT_GROUP, Col, RejectCol, RunCol, SeriesCol
 from ingest.store import Store
 
 T = TypeVar("T")
-# Analysis columns joined onto the points (beyond the canonical schema).
-VERDICT_COLUMNS = ("verdict", "reason", "on_arm_frontier", "knee_conc")
-# Point columns the hover and the detail panel read that the analysis table does not carry.
-HOVER_COLUMNS = (
-    Col.NUM_GPUS,
-    Col.NUM_REQUESTS_SUCCESSFUL,
-    Col.NUM_REQUESTS_TOTAL,
-    Col.ERROR_RATE,
-    Col.AL_MEASURED,
-    Col.AL_SOURCE,
-    Col.SYNTHETIC_AL,
-    Col.IMAGE,
-)
 # View fields that change only how the data is drawn (not part of the data cache key).
-CACHE_IGNORED = tuple(f for f in DISPLAY_ONLY if f != "x2")
-# The view fields each shared part of a RunData depends on (see RunData._shared): a change of
-# `at`, `ab` or `x2` recomputes only what reads it, never the analysis of the main plane.
-RUN_FIELDS = ("runs",)
-POINT_FIELDS = ("runs", *FILTER_FIELDS)
-MAIN_FIELDS = (*POINT_FIELDS, "x", "y", "envelope", "slo")
-SECOND_FIELDS = (*POINT_FIELDS, "x2", "y", "envelope", "slo")
-DELTA_FIELDS = (*MAIN_FIELDS, "ab")
+CACHE_IGNORED = fields_sparing(RunView, *DATA_PARTS)
+# The view fields each shared part of a RunData depends on (see RunData._shared), from the
+# fields' `affects` markers: a change of `at`, `ab` or `x2` recomputes only what reads it,
+# never the analysis of the main plane.
+RUN_FIELDS = fields_affecting(RunView, Part.RUNS)
+POINT_FIELDS = fields_affecting(RunView, Part.POINTS)
+MAIN_FIELDS = fields_affecting(RunView, Part.MAIN)
+SECOND_FIELDS = fields_affecting(RunView, Part.SECOND)
+DELTA_FIELDS = fields_affecting(RunView, Part.DELTAS)
 
 
 class DataSource:
@@ -105,7 +87,7 @@ class DataSource:
             view.model_copy(update={"logx": False, "logy": False}),
             store_version(self.store, runs),
         )
-        return self._cache.get(key, lambda: CompareData(self, view))
+        return self._cache.get(key, lambda: CompareData(self.store, view))
 
     def run_data(self, view: RunView) -> RunData:
         """The (cached) data of a run view."""
@@ -144,32 +126,6 @@ class DataSource:
         return runs.join(per_run, on=RunCol.RUN_ID, how="left").sort(
             RunCol.CREATED_AT, RunCol.RUN_ID, descending=True, nulls_last=True
         )
-
-    def index_table(self, view: IndexView) -> Table:
-        """The runs index filtered by an index view."""
-        df = self.catalog()
-        expr = pl.lit(True)
-        if view.q:
-            q = view.q.lower()
-            text = pl.concat_str(
-                [pl.col(c).cast(pl.String) for c in df.columns], separator=" ", ignore_nulls=True
-            )
-            expr = expr & text.str.to_lowercase().str.contains(q, literal=True)
-        for name, col in (
-            ("model", Col.MODEL_PREFIX),
-            ("hw", Col.HW),
-            ("branch", RunCol.BRANCH),
-            ("status", RunCol.STATUS),
-        ):
-            values = getattr(view, name)
-            if values:
-                hits = [pl.col(col).fill_null("").str.split(", ").list.contains(v) for v in values]
-                expr = expr & pl.any_horizontal(hits)
-        if view.since:
-            expr = expr & (pl.col(RunCol.CREATED_AT).fill_null("") >= view.since)
-        if view.until:
-            expr = expr & (pl.col(RunCol.CREATED_AT).fill_null("9999") <= view.until + "T99")
-        return Table("runs", "Runs", df.filter(expr))
 
     def series(self, run_id: str, point_id: str) -> pl.DataFrame:
         """Server-metric samples of one point (KV usage, cache hits, queue depths, ...)."""
@@ -241,8 +197,7 @@ class RunData:
     @cached_property
     def arm_order(self) -> dict[str, int]:
         """Arm id -> colour index, stable under filtering (sorted by name)."""
-        arms = self.names.sort(ARM_NAME, Col.ARM_ID)
-        return {a: i for i, a in enumerate(arms.get_column(Col.ARM_ID).to_list())}
+        return arm_order(self.names)
 
     @property
     def group_by(self) -> tuple[str, ...]:
@@ -281,20 +236,19 @@ class RunData:
             ),
         )
 
-    def _plane(self, a: Analysis) -> pl.DataFrame:
-        extra = [c for c in HOVER_COLUMNS if c not in a.table.columns]
-        plane = a.table.join(self.points.select(Col.POINT_ID, *extra), on=Col.POINT_ID, how="left")
-        return plane.join(self.names, on=Col.ARM_ID, how="left")
-
     @cached_property
     def main_plane(self) -> pl.DataFrame:
         """What the main chart draws: analysis rows plus hover columns."""
-        return self._shared("main_plane", MAIN_FIELDS, lambda: self._plane(self.analysis))
+        return self._shared(
+            "main_plane", MAIN_FIELDS, lambda: chart_plane(self.analysis, self.points, self.names)
+        )
 
     @cached_property
     def second_plane(self) -> pl.DataFrame:
         """What the second chart draws."""
-        return self._shared("second_plane", SECOND_FIELDS, lambda: self._plane(self.second))
+        return self._shared(
+            "second_plane", SECOND_FIELDS, lambda: chart_plane(self.second, self.points, self.names)
+        )
 
     @cached_property
     def acceptance(self) -> pl.DataFrame:
@@ -349,45 +303,25 @@ class RunData:
     @cached_property
     def verdict_points(self) -> pl.DataFrame:
         """Filtered points with their main-plane verdict columns."""
-
-        def make() -> pl.DataFrame:
-            verdicts = self.analysis.table.select(Col.POINT_ID, *VERDICT_COLUMNS)
-            named = self.points.join(self.names, on=Col.ARM_ID, how="left")
-            return named.join(verdicts, on=Col.POINT_ID, how="left").sort(
-                Col.RUN_ID, Col.ARM_LABEL, Col.CONC
-            )
-
-        return self._shared("verdict_points", MAIN_FIELDS, make)
+        return self._shared(
+            "verdict_points",
+            MAIN_FIELDS,
+            lambda: verdict_points(self.analysis, self.points, self.names),
+        )
 
     @cached_property
     def pruned_doc(self) -> dict[str, Any]:
         """The pruned list as the JSON document `paretolens prune --format json` prints."""
         return pruned_json(self.pruned)
 
-    def selection_doc(self, point_ids: Sequence[str]) -> dict[str, Any]:
-        """Some points in the pruned-list document shape (for launching exactly those)."""
-        rows = self.verdict_points.filter(pl.col(Col.POINT_ID).is_in(list(point_ids)))
-        arms = []
-        for (arm_id,), grp in rows.group_by(Col.ARM_ID, maintain_order=True):
-            r = grp.row(0, named=True)
-            arms.append(
-                {
-                    "config_key": config_key(r, None),
-                    "scenario": r[Col.SCENARIO],
-                    "isl": r[Col.ISL],
-                    "osl": r[Col.OSL],
-                    "arm_id": arm_id,
-                    "arm_label": r[Col.ARM_LABEL],
-                    "identity": dict(row_identity(r)),
-                    "conc_list": sorted(grp.get_column(Col.CONC).unique().to_list()),
-                }
-            )
-        return {"arms": arms, "kept": rows.to_dicts(), "dropped": []}
+    def selection(self, point_ids: Sequence[str]) -> PrunedList:
+        """Some points of the view as a pruned list (for launching exactly those)."""
+        return selection_list(self.verdict_points, point_ids)
 
     @cached_property
     def at_target(self) -> pl.DataFrame:
         """Each arm frontier's y at the target x (`at`), PCHIP along the frontier, no extrapolation."""
-        t = at_target(self.analysis.arm_frontiers, self.view.at)
+        t = rank_at(self.analysis.arm_frontiers, self.view.at)
         return t.join(self.names, on=Col.ARM_ID, how="left").select(
             Col.RUN_ID,
             Col.ARM_ID,
@@ -409,111 +343,3 @@ class RunData:
         """One point with its verdict columns, or None when it is not in the view."""
         rows = self.verdict_points.filter(pl.col(Col.POINT_ID) == point_id)
         return rows.row(0, named=True) if rows.height else None
-
-    def table(self, name: str) -> Table:
-        """A named table of this view (see TABLES)."""
-        try:
-            make = TABLES[name]
-        except KeyError as exc:
-            raise KeyError(f"unknown table {name!r}; tables: {', '.join(TABLES)}") from exc
-        return make(self)
-
-
-def value_at(frontier: Frontier, x: float) -> float | None:
-    """A frontier's y at x (None outside its measured x range), by `analysis.frontier_gap`
-    against a one-point probe at x: the gap's baseline value there is the PCHIP value."""
-    probe = Frontier(
-        frontier.key, "probe", frontier.x, frontier.y, ("probe",), (x,), (1.0,), (None,)
-    )
-    gap = frontier_gap(frontier, probe)
-    return gap.baseline[0] if gap is not None and gap.baseline else None
-
-
-def at_target(frontiers: Sequence[Frontier], at: float | None) -> pl.DataFrame:
-    """Per arm frontier: its y at `at` and its rank (best first)."""
-    schema = {
-        Col.RUN_ID.value: pl.String,
-        Col.ARM_ID.value: pl.String,
-        Col.ARM_LABEL.value: pl.String,
-        "x": pl.Float64,
-        "y": pl.Float64,
-        "x_lo": pl.Float64,
-        "x_hi": pl.Float64,
-    }
-    if at is None:
-        return pl.DataFrame(schema=schema)
-    out = []
-    for f in frontiers:
-        key = dict(f.key)
-        out.append(
-            {
-                Col.RUN_ID.value: key.get(Col.RUN_ID),
-                Col.ARM_ID.value: key.get(Col.ARM_ID),
-                Col.ARM_LABEL.value: f.label,
-                "x": at,
-                "y": value_at(f, at),
-                "x_lo": min(f.xs),
-                "x_hi": max(f.xs),
-            }
-        )
-    return pl.DataFrame(out, schema=schema).sort("y", descending=True, nulls_last=True)
-
-
-class CompareData:
-    """A base run against a candidate run, for the compare page and its exports."""
-
-    def __init__(self, source: DataSource, view: CompareView) -> None:
-        self.source = source
-        self.view = view
-
-    @cached_property
-    def points(self) -> pl.DataFrame:
-        """Points of both runs."""
-        runs = [r for r in (self.view.base, self.view.candidate) if r]
-        return self.source.store.points(runs)
-
-    @cached_property
-    def comparison(self) -> RunComparison:
-        """Per-arm uplift, per-conc deltas, unmatched arms."""
-        assert self.view.base and self.view.candidate
-        return compare_runs(
-            self.points, self.view.base, self.view.candidate, x=self.view.x, y=self.view.y
-        )
-
-    @cached_property
-    def analysis(self) -> Analysis:
-        """Both runs on the x/y plane (per-run groups), for the overlay chart."""
-        return analyze_points(self.points, x=self.view.x, y=self.view.y)
-
-    @cached_property
-    def plane(self) -> pl.DataFrame:
-        """What the overlay chart draws."""
-        extra = [c for c in HOVER_COLUMNS if c not in self.analysis.table.columns]
-        plane = self.analysis.table.join(
-            self.points.select(Col.POINT_ID, *extra), on=Col.POINT_ID, how="left"
-        )
-        return plane.join(self.names, on=Col.ARM_ID, how="left")
-
-    @cached_property
-    def names(self) -> pl.DataFrame:
-        """`arm_id`, `arm_name` of every arm of both runs."""
-        return arm_names(self.points)
-
-    @cached_property
-    def arm_order(self) -> dict[str, int]:
-        """Arm id -> colour index."""
-        arms = self.names.sort(ARM_NAME, Col.ARM_ID)
-        return {a: i for i, a in enumerate(arms.get_column(Col.ARM_ID).to_list())}
-
-    @cached_property
-    def markdown(self) -> str:
-        """The markdown block for a PR comment."""
-        return comparison_markdown(self.comparison)
-
-    def table(self, name: str) -> Table:
-        """A named table of the comparison (see COMPARE_TABLES)."""
-        try:
-            make = COMPARE_TABLES[name]
-        except KeyError as exc:
-            raise KeyError(f"unknown table {name!r}; tables: {', '.join(COMPARE_TABLES)}") from exc
-        return make(self)

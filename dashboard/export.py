@@ -24,17 +24,26 @@ import pyarrow.parquet as pq
 from dash.exceptions import DependencyException
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+from werkzeug.wrappers import Response as BaseResponse
 
 from analysis import pruned_json
 from analysis.tables import csv_text
 from dashboard import auth, launching, urls
 from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
+from dashboard.settings import AppSettings
 from dashboard.state import CompareView, IndexView, JobsView, RunView
-from dashboard.tables import COMPARE_TABLES, TABLES, Table, jobs_table
+from dashboard.tables import (
+    COMPARE_TABLES,
+    TABLES,
+    Table,
+    compare_table,
+    index_table,
+    jobs_table,
+    run_table,
+)
 from ingest.errors import SchemaError
 from ingest.pipeline import check_defaults
-from paretolens.settings import Settings
 from runner import service
 from runner.errors import JobNotFound, LaunchRefused, RunnerError
 
@@ -144,14 +153,14 @@ class Export:
 
 
 def _run_table(name: str) -> Callable[[DataSource, Any], Table]:
-    return lambda source, view: source.run_data(view).table(name)
+    return lambda source, view: run_table(source.run_data(view), name)
 
 
 def _compare_table(name: str) -> Callable[[DataSource, Any], Table]:
     def get(source: DataSource, view: CompareView) -> Table:
         if not (view.base and view.candidate):
             raise ExportError(400, "the query needs base=<run id>&candidate=<run id>")
-        return source.compare_data(view).table(name)
+        return compare_table(source.compare_data(view), name)
 
     return get
 
@@ -160,7 +169,7 @@ EXPORTS: dict[str, Export] = {
     **{name: Export(RunView, _run_table(name)) for name in TABLES},
     **{name: Export(CompareView, _compare_table(name)) for name in COMPARE_TABLES},
 }
-EXPORTS["runs"] = Export(IndexView, lambda source, view: source.index_table(view))
+EXPORTS["runs"] = Export(IndexView, index_table)
 EXPORTS["jobs"] = Export(JobsView, lambda source, view: jobs_table(source.store, view))
 
 
@@ -249,7 +258,7 @@ def log_unexpected(exc: BaseException) -> None:
 def register_routes(
     server: Flask,
     source: DataSource,
-    settings: Settings,
+    settings: AppSettings,
     fetcher: Fetcher,
     throttle: auth.Throttle | None = None,
 ) -> None:
@@ -363,7 +372,7 @@ def register_routes(
         return _error(400, str(exc))
 
     @server.errorhandler(Exception)
-    def on_unexpected(exc: Exception) -> Response:
+    def on_unexpected(exc: Exception) -> BaseResponse:
         if isinstance(exc, HTTPException) and exc.code:
             return exc.get_response()  # werkzeug HTTP errors
         log_unexpected(exc)

@@ -1,4 +1,5 @@
-"""What a run view selects: its filter expression, the options of every filter, arm names."""
+"""What a run view selects: its filter expression, the options of every filter, arm names and
+their colour order."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from dataclasses import dataclass
 import polars as pl
 
 from dashboard.state import FILTERS, RunView, seq_label
-from dashboard.tables import ARM_NAME
 from ingest.schema import Col
+
+# The display name of an arm in a view (its label, disambiguated; see `arm_names`).
+ARM_NAME = "arm_name"
 
 
 def filter_expr(view: RunView) -> pl.Expr:
@@ -67,6 +70,12 @@ def arm_names(points: pl.DataFrame) -> pl.DataFrame:
     )
     name = pl.format("{} · {}", prefix, Col.ARM_LABEL) if varying else pl.col(Col.ARM_LABEL)
     return arms.select(Col.ARM_ID, name.alias(ARM_NAME))
+
+
+def arm_order(names: pl.DataFrame) -> dict[str, int]:
+    """Arm id -> colour index, from `arm_names` (sorted by name, so stable under filtering)."""
+    arms = names.sort(ARM_NAME, Col.ARM_ID)
+    return {a: i for i, a in enumerate(arms.get_column(Col.ARM_ID).to_list())}
 
 
 def facets(points: pl.DataFrame, names: pl.DataFrame | None = None) -> dict[str, list[Option]]:

@@ -11,9 +11,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from dashboard.settings import AppSettings
 from ingest.github import GitHubClient, GitHubError, fetch_run
 from ingest.store import Store
-from paretolens.settings import Settings
 
 State = Literal["running", "done", "failed"]
 
@@ -43,7 +43,7 @@ class FetchJob:
 class Fetcher:
     """Background fetches of one app (one at a time per run id)."""
 
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(self, store: Store, settings: AppSettings) -> None:
         self.store = store
         self.settings = settings
         self._jobs: dict[str, FetchJob] = {}

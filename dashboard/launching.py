@@ -21,13 +21,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dashboard.data import DataSource
+from dashboard.settings import AppSettings
 from dashboard.state import RunView
-from paretolens.settings import Settings
 from runner import service
 from runner.errors import PlanError
 from runner.options import Commands, GithubOptions, SlurmOptions
 from runner.plan import Plan, plan_error
-from runner.sources import plan_from_pruned
+from runner.sources import plan_from_arms
 
 Source = Literal["pruned", "points"]
 OPTIONS_FILE = "launch-options.yaml"
@@ -54,14 +54,14 @@ class Durations(BaseModel):
     timeout_s: float | None = Field(None, gt=0)
 
 
-def options_path(settings: Settings) -> Path:
+def options_path(settings: AppSettings) -> Path:
     """Where the launch options document is: the setting, else the store's launch-options.yaml."""
     if settings.launch_options is not None:
         return Path(settings.launch_options).expanduser()
     return Path(settings.store) / OPTIONS_FILE
 
 
-def load_options(settings: Settings) -> dict[str, Any]:
+def load_options(settings: AppSettings) -> dict[str, Any]:
     """Read and validate the server's launch options document ({} when there is none).
 
     Raises:
@@ -159,7 +159,7 @@ def refuse_extra_fields(form: Mapping[str, Any], allowed: Sequence[str]) -> None
         raise LaunchRequestError(name, f"{words}; it takes {', '.join(allowed)}")
 
 
-def default_options(settings: Settings) -> str:
+def default_options(settings: AppSettings) -> str:
     """The durations to prefill the panel with (those of the options document)."""
     try:
         doc = load_options(settings)
@@ -169,7 +169,7 @@ def default_options(settings: Settings) -> str:
     return "\n".join(lines) + "\n" if lines else "timeout_s: 3600\n"
 
 
-def describe_options(settings: Settings) -> str:
+def describe_options(settings: AppSettings) -> str:
     """One line on what the server's options document provides (never its values)."""
     try:
         doc = load_options(settings)
@@ -192,7 +192,7 @@ def plan_name(view: RunView, source: Source) -> str:
 
 def launch_from_view(
     source: DataSource,
-    settings: Settings,
+    settings: AppSettings,
     view: RunView,
     *,
     what: Source,
@@ -222,9 +222,9 @@ def launch_from_view(
     if what == "points":
         if not point_ids:
             raise PlanError("points", "no point selected: tick rows in the Points tab first")
-        doc = data.selection_doc(point_ids)
+        chosen = data.selection(point_ids)
     else:
-        doc = data.pruned_doc
+        chosen = data.pruned
     base = {"name": plan_name(view, what), **document, **durations}
-    plan = plan_from_pruned(doc, base=base, source="web")
+    plan = plan_from_arms(chosen.arms, chosen.kept, base=base, source="web")
     return service.launch(plan, backend, source.store, settings, token=token)

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from analysis.slo import parse_slo
+from dashboard.affects import TABLE_PARTS, Part, affects, fields_sparing
 from ingest.schema import Col
 from ingest.store import is_readable_run_id
 
@@ -93,9 +94,6 @@ FILTERS: tuple[tuple[str, str, Col | None], ...] = (
 )
 FILTER_FIELDS = tuple(f for f, _, _ in FILTERS)
 
-# Run-view fields that change the charts only, never a table.
-DISPLAY_ONLY = ("logx", "logy", "frontier_only", "labels", "point", "hide", "tab", "x2")
-
 _RUNS_KEY = re.compile(r"^(unofficialruns?|runs?)$", re.IGNORECASE)
 _ID = re.compile(r"^[A-Za-z0-9._:@+-]{1,200}$")
 
@@ -126,6 +124,8 @@ X2Axis = Annotated[str, _one_of(X2_CHOICES)]
 AbAxis = Annotated[str, _one_of(AB_CHOICES)]
 Ids = Annotated[tuple[str, ...], AfterValidator(_ids)]
 Values = tuple[str, ...]
+# A filter of the run view: it changes which points are analysed.
+Filter = Annotated[Values, affects(Part.POINTS)]
 
 
 def split_values(raw: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -222,30 +222,32 @@ class RunView(_View):
 
     query_keys: ClassVar[Mapping[str, str]] = {"runs": "unofficialRun", "frontier_only": "frontier"}
 
-    runs: Ids = ()
-    y: YAxis = Col.TPUT_PER_GPU.value
-    x: XAxis = Col.MEDIAN_INTVTY.value
-    x2: X2Axis = Col.MEDIAN_E2EL.value
-    model: Values = ()
-    scenario: Values = ()
-    seq: Values = ()
-    hw: Values = ()
-    precision: Values = ()
-    framework: Values = ()
-    spec: Values = ()
-    offload: Values = ()
-    arm: Values = ()
-    hide: Values = ()
-    logx: bool = False
-    logy: bool = False
-    frontier_only: bool = False
-    labels: Annotated[str, _one_of(LABEL_CHOICES)] = "conc"
-    envelope: Annotated[str, _one_of(ENVELOPE_CHOICES)] = "run"
-    at: float | None = None
-    slo: str = ""
-    point: str | None = None
-    ab: AbAxis = Col.SPEC_DECODING.value
-    tab: Annotated[str, _one_of(TABS)] = "points"
+    # Each field's marker names what it feeds (dashboard/affects.py): the caches and callbacks
+    # derive from these what a change of the field recomputes, redraws or leaves alone.
+    runs: Annotated[Ids, affects(Part.RUNS)] = ()
+    y: Annotated[YAxis, affects(Part.MAIN, Part.SECOND)] = Col.TPUT_PER_GPU.value
+    x: Annotated[XAxis, affects(Part.MAIN)] = Col.MEDIAN_INTVTY.value
+    x2: Annotated[X2Axis, affects(Part.SECOND)] = Col.MEDIAN_E2EL.value
+    model: Filter = ()
+    scenario: Filter = ()
+    seq: Filter = ()
+    hw: Filter = ()
+    precision: Filter = ()
+    framework: Filter = ()
+    spec: Filter = ()
+    offload: Filter = ()
+    arm: Filter = ()
+    hide: Annotated[Values, affects(Part.CHART_STYLE)] = ()
+    logx: Annotated[bool, affects(Part.CHART_STYLE)] = False
+    logy: Annotated[bool, affects(Part.CHART_STYLE)] = False
+    frontier_only: Annotated[bool, affects(Part.CHARTS)] = False
+    labels: Annotated[str, _one_of(LABEL_CHOICES), affects(Part.CHARTS)] = "conc"
+    envelope: Annotated[str, _one_of(ENVELOPE_CHOICES), affects(Part.MAIN, Part.SECOND)] = "run"
+    at: Annotated[float | None, affects(Part.RANKING, Part.CHARTS)] = None
+    slo: Annotated[str, affects(Part.MAIN, Part.SECOND)] = ""
+    point: Annotated[str | None, affects(Part.CHART_STYLE)] = None
+    ab: Annotated[AbAxis, affects(Part.DELTAS)] = Col.SPEC_DECODING.value
+    tab: Annotated[str, _one_of(TABS), affects()] = "points"
 
     @field_validator("slo")
     @classmethod
@@ -307,6 +309,10 @@ class RunView(_View):
             elif name in cls.model_fields and value not in (None, ""):
                 raw[name] = tuple(value) if isinstance(value, list) else value
         return cls.tolerant(raw)
+
+
+# Run-view fields that change the charts only, never a table (derived from the fields' markers).
+DISPLAY_ONLY = fields_sparing(RunView, *TABLE_PARTS)
 
 
 class CompareView(_View):

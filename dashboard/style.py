@@ -15,8 +15,8 @@ from typing import Any
 
 import polars as pl
 
+from dashboard.facets import ARM_NAME
 from dashboard.state import X2_CHOICES, X_CHOICES, Y_CHOICES, choice_label
-from dashboard.tables import ARM_NAME
 from ingest.schema import SPECS, Col
 
 Figure = dict[str, Any]

@@ -1,7 +1,7 @@
 """Named tables: what the grids show and the exports serve, with a unit for every column.
 
-Every table is built from a `RunData` or `CompareData`, so a grid and its CSV/JSON/Parquet
-download are the same frame. Canonical columns take their unit and description from
+Every table is built from a `RunData` or `CompareData` (`run_table`, `compare_table`) or the
+runs catalog (`index_table`), so a grid and its CSV/JSON/Parquet download are the same frame. Canonical columns take their unit and description from
 `ingest.schema`; the derived columns of analysis tables (`<metric>_baseline`, `*_delta_pct`, the
 plane's `x`/`y`) get theirs here.
 """
@@ -10,23 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import polars as pl
 
 from analysis import pruned_table
-from dashboard.state import CompareView, RunView
-from ingest.schema import SPECS, Col
+from dashboard.comparing import CompareData
+from dashboard.data import DataSource, RunData
+from dashboard.facets import ARM_NAME
+from dashboard.state import CompareView, IndexView, JobsView, RunView
+from ingest.schema import SPECS, Col, RunCol
+from ingest.store import Store
 from runner import service
-
-if TYPE_CHECKING:
-    from dashboard.data import CompareData, RunData
-    from dashboard.state import JobsView
-    from ingest.store import Store
-
-
-# The display name of an arm in a view (its label, disambiguated; see data.arm_names).
-ARM_NAME = "arm_name"
 
 
 @dataclass(frozen=True)
@@ -137,6 +131,59 @@ COMPARE_TABLES: dict[str, Callable[[CompareData], Table]] = {
     ),
     "unmatched": lambda c: _table("unmatched", "Arms in only one run", _only(c), c.view),
 }
+
+
+def run_table(data: RunData, name: str) -> Table:
+    """A named table of a run view (see TABLES).
+
+    Raises:
+        KeyError: for an unknown name, listing the known ones.
+    """
+    try:
+        make = TABLES[name]
+    except KeyError as exc:
+        raise KeyError(f"unknown table {name!r}; tables: {', '.join(TABLES)}") from exc
+    return make(data)
+
+
+def compare_table(data: CompareData, name: str) -> Table:
+    """A named table of a comparison (see COMPARE_TABLES).
+
+    Raises:
+        KeyError: for an unknown name, listing the known ones.
+    """
+    try:
+        make = COMPARE_TABLES[name]
+    except KeyError as exc:
+        raise KeyError(f"unknown table {name!r}; tables: {', '.join(COMPARE_TABLES)}") from exc
+    return make(data)
+
+
+def index_table(source: DataSource, view: IndexView) -> Table:
+    """The runs index filtered by an index view."""
+    df = source.catalog()
+    expr = pl.lit(True)
+    if view.q:
+        q = view.q.lower()
+        text = pl.concat_str(
+            [pl.col(c).cast(pl.String) for c in df.columns], separator=" ", ignore_nulls=True
+        )
+        expr = expr & text.str.to_lowercase().str.contains(q, literal=True)
+    for name, col in (
+        ("model", Col.MODEL_PREFIX),
+        ("hw", Col.HW),
+        ("branch", RunCol.BRANCH),
+        ("status", RunCol.STATUS),
+    ):
+        values = getattr(view, name)
+        if values:
+            hits = [pl.col(col).fill_null("").str.split(", ").list.contains(v) for v in values]
+            expr = expr & pl.any_horizontal(hits)
+    if view.since:
+        expr = expr & (pl.col(RunCol.CREATED_AT).fill_null("") >= view.since)
+    if view.until:
+        expr = expr & (pl.col(RunCol.CREATED_AT).fill_null("9999") <= view.until + "T99")
+    return Table("runs", "Runs", df.filter(expr))
 
 
 KEY_POINT_COLUMNS: tuple[str, ...] = (

@@ -15,34 +15,56 @@ Retried artifacts are deduplicated by logical name (the trailing `_<runner>_<n>`
 units named `agentic_<x>`, `server_logs_<x>`, `power_audit_<x>` share the pair key of
 `bmk_agentic_<x>` / `bmk_<x>` so raw metrics join their aggregate.
 
-Zip extraction refuses absolute paths, `..` escapes, symlinks, more than MAX_MEMBERS members,
-declared sizes beyond the limit (MAX_ARCHIVE_BYTES for one input, nested zips included), members
-that inflate past their declared size, archives that compress more than MAX_RATIO:1 (per member or
-together), duplicate member names, and zips nested more than MAX_ZIP_DEPTH deep. File names that
-are not UTF-8 are reported, not read.
+Files are read by `ingest.files` (regular files only, within MAX_FILE_BYTES; names that are not
+UTF-8 are reported, not read) and zips extracted by `ingest.zips.safe_extract`, which refuses
+what could escape or explode; the zips inside a zip share one input's byte budget and are
+followed at most MAX_ZIP_DEPTH deep.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import errno
-import os
 import re
-import stat
-import zipfile
-import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from ingest.errors import UnsafeArchiveError
+from ingest.files import (
+    MAX_FILE_BYTES,
+    FileProblem,
+    is_zip,
+    read_file,
+    shown,
+    special_file_reason,
+    utf8_only,
+    walk,
+)
 from ingest.readers.base import SourceFile
+from ingest.zips import MAX_ARCHIVE_BYTES, MAX_MEMBERS, MAX_RATIO, safe_extract
 
-MAX_FILE_BYTES = 64 * 1024 * 1024
-MAX_ARCHIVE_BYTES = 2 * 1024 * 1024 * 1024
-MAX_MEMBERS = 20_000
-MAX_RATIO = 200
+__all__ = [
+    "MAX_ARCHIVE_BYTES",
+    "MAX_FILE_BYTES",
+    "MAX_MEMBERS",
+    "MAX_RATIO",
+    "MAX_ZIP_DEPTH",
+    "Collected",
+    "FileProblem",
+    "Unit",
+    "UnsafeArchiveError",
+    "artifact_name",
+    "collect",
+    "collect_all",
+    "dedupe_retries",
+    "is_artifact_name",
+    "logical_name",
+    "pair_key",
+    "run_root",
+    "safe_extract",
+    "special_file_reason",
+]
+
 MAX_ZIP_DEPTH = 8
 _NESTED_DIRS = {"aiperf_artifacts", "logs", "results", "trace_replay", "LOGS", "agentic"}
 _RETRY = re.compile(r"_(?P<pool>[A-Za-z0-9][A-Za-z0-9.-]*?)_(?P<n>\d+)$")
@@ -87,15 +109,6 @@ def pair_key(name: str) -> str:
 
 
 @dataclass
-class FileProblem:
-    """A file that could not even be read (oversize, unsafe archive, unreadable)."""
-
-    rel: str
-    reason: str
-    field: str = ""
-
-
-@dataclass
 class Unit:
     """Files of one directory, read together."""
 
@@ -134,91 +147,6 @@ def _unit_dir(rel_parent: str) -> str:
     return "/".join(parts) if parts else "."
 
 
-def _special_kind(mode: int) -> str | None:
-    """What a file that is not a regular file is ('FIFO (named pipe)', ...), None for a regular one."""
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    return "not a regular file"
-
-
-def special_file_reason(kind: str) -> str:
-    """The reject reason of a special file."""
-    return f"{kind}, not a regular file: refused (a result file must be a regular file)"
-
-
-def _read_file(
-    path: Path, rel: str, artifact: str, problems: list[FileProblem]
-) -> tuple[SourceFile, float] | None:
-    """The file and its mtime, or None with the problem recorded.
-
-    Only regular files are read, and at most MAX_FILE_BYTES of them whatever size they report
-    (a device or a growing file reports less than it yields): FIFOs, devices and sockets are
-    refused by name without being read (O_NONBLOCK: opening a FIFO does not wait for a writer).
-    """
-    try:
-        # O_NOFOLLOW: a symlink fails to open (ELOOP) instead of being followed, and the open
-        # file's own fstat gives its size and mtime (one syscall fewer than lstat + open).
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP and os.path.islink(path):
-                problems.append(
-                    FileProblem(
-                        rel, "symbolic link: not followed (a result file must be a regular file)"
-                    )
-                )
-                return None
-            if exc.errno == errno.ENXIO:  # a socket, or a FIFO nobody writes to
-                with contextlib.suppress(OSError):
-                    kind = _special_kind(os.lstat(path).st_mode)
-                    if kind is not None:
-                        problems.append(FileProblem(rel, special_file_reason(kind)))
-                        return None
-            raise
-        try:
-            st = os.fstat(fd)
-            kind = _special_kind(st.st_mode)
-            if kind is not None:
-                problems.append(FileProblem(rel, special_file_reason(kind)))
-                return None
-            size = st.st_size
-            if size > MAX_FILE_BYTES:
-                problems.append(
-                    FileProblem(rel, f"file is {size} bytes, over the {MAX_FILE_BYTES} byte limit")
-                )
-                return None
-            # Read up to one byte past the limit, never more, whatever the size said.
-            chunks = [os.read(fd, min(size, MAX_FILE_BYTES) + 1)]
-            got = len(chunks[0])
-            while chunks[-1] and got <= MAX_FILE_BYTES:
-                chunks.append(os.read(fd, min(1 << 20, MAX_FILE_BYTES + 1 - got)))
-                got += len(chunks[-1])
-        finally:
-            os.close(fd)
-        if got > MAX_FILE_BYTES:
-            problems.append(
-                FileProblem(
-                    rel, f"file grew past the {MAX_FILE_BYTES} byte limit while it was read"
-                )
-            )
-            return None
-        data = chunks[0] if len(chunks) <= 2 and not chunks[-1] else b"".join(chunks)
-        return SourceFile(path=path, rel=rel, artifact=artifact, data=data), st.st_mtime
-    except OSError as exc:
-        problems.append(FileProblem(rel, f"cannot read file: {exc.strerror or exc}"))
-        return None
-
-
 def _group(
     entries: Iterable[tuple[Path, str]],
     root_name: str,
@@ -237,172 +165,11 @@ def _group(
         if unit is None:
             unit = units[udir] = Unit(name=root_name if udir == "." else udir.rpartition("/")[2])
             artifacts[udir] = logical_name(unit.name)
-        got = _read_file(path, f"{prefix}{rel}", artifacts[udir], problems)
+        got = read_file(path, f"{prefix}{rel}", artifacts[udir], problems)
         if got is not None:
             unit.files.append(got[0])
             unit.mtime = max(unit.mtime, got[1])
     return [u for u in units.values() if u.files]
-
-
-def _shown(name: str) -> str:
-    """A file name as valid text: bytes that are not UTF-8 appear as `\\udcXX` escapes."""
-    return name.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _utf8_only(
-    entries: Iterable[tuple[Path, str]], problems: list[FileProblem]
-) -> list[tuple[Path, str]]:
-    # Names that are not UTF-8 cannot be stored as text; report them instead of reading them.
-    out = []
-    for p, r in entries:
-        if r.isascii() or _shown(r) == r:
-            out.append((p, r))
-        else:
-            problems.append(FileProblem(_shown(r), "file name is not valid UTF-8: rename it"))
-    return out
-
-
-def _walk(root: Path) -> list[tuple[Path, str]]:
-    """Files under `root` that are not directories (hidden names skipped), as (path, posix rel).
-
-    Sorted as `sorted(root.rglob("*"))` sorts (by path components); directories that are symlinks
-    are listed, not followed, and an unreadable directory is skipped, as rglob does.
-    """
-    found: list[tuple[tuple[str, ...], str]] = []
-
-    def scan(directory: str, parts: tuple[str, ...]) -> None:
-        try:
-            with os.scandir(directory) as it:
-                entries = list(it)
-        except PermissionError:
-            return
-        for entry in entries:
-            name = entry.name
-            if name.startswith("."):
-                continue
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                is_dir = False
-            if is_dir:
-                scan(entry.path, (*parts, name))
-            else:
-                # Regular files, symlinks and special files (FIFOs, devices, sockets): the
-                # readers refuse what is not a regular file by name instead of skipping it.
-                found.append(((*parts, name), entry.path))
-
-    scan(str(root), ())
-    found.sort(key=lambda f: f[0])
-    return [(Path(path), "/".join(parts)) for parts, path in found]
-
-
-def _is_zip(rel: str) -> bool:
-    """`PurePosixPath(rel).suffix == ".zip"`."""
-    name = rel.rpartition("/")[2]
-    return name.endswith(".zip") and name != ".zip"
-
-
-def safe_extract(zpath: Path, target: Path, limit: int | None = None) -> list[Path]:
-    """Extract a zip inside `target`, refusing anything that could escape or explode.
-
-    Args:
-        zpath: the archive.
-        target: an existing directory to extract into.
-        limit: the most uncompressed bytes the archive may declare (MAX_ARCHIVE_BYTES).
-
-    Raises:
-        UnsafeArchiveError: naming the member and the problem.
-    """
-    limit = MAX_ARCHIVE_BYTES if limit is None else limit
-    try:
-        # O_NONBLOCK: a FIFO named *.zip is refused instead of waiting for a writer forever.
-        fd = os.open(zpath, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError as exc:
-        raise UnsafeArchiveError(f"cannot open the archive: {exc.strerror or exc}") from exc
-    try:
-        kind = _special_kind(os.fstat(fd).st_mode)
-    finally:
-        os.close(fd)
-    if kind is not None:
-        raise UnsafeArchiveError(special_file_reason(kind))
-    try:
-        zf = zipfile.ZipFile(zpath)
-    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
-        # ValueError: a member name flagged as UTF-8 that is not.
-        raise UnsafeArchiveError(f"not a readable zip archive: {exc}") from exc
-    with zf:
-        infos = zf.infolist()
-        if len(infos) > MAX_MEMBERS:
-            raise UnsafeArchiveError(f"{len(infos)} members, over the {MAX_MEMBERS} member limit")
-        declared = sum(i.file_size for i in infos)
-        if declared > limit:
-            raise UnsafeArchiveError(
-                f"declares {declared} bytes uncompressed, over the {limit} byte limit"
-            )
-        packed = max(1, sum(i.compress_size for i in infos))
-        # Many members just under the per-member threshold are a bomb too.
-        if declared > 1_000_000 and declared / packed > MAX_RATIO:
-            raise UnsafeArchiveError(
-                f"its members compress {declared / packed:.0f}:1 together (zip bomb?)"
-            )
-        root = target.resolve()
-        out: list[Path] = []
-        seen: set[str] = set()
-        for info in infos:
-            name = info.filename
-            mode = info.external_attr >> 16
-            if stat.S_ISLNK(mode):
-                raise UnsafeArchiveError(f"member {name!r} is a symbolic link")
-            pure = PurePosixPath(name.replace("\\", "/"))
-            if (
-                pure.is_absolute()
-                or ".." in pure.parts
-                or (pure.parts and pure.parts[0].endswith(":"))
-            ):
-                raise UnsafeArchiveError(f"member {name!r} escapes the extraction directory")
-            dest = (root / pure).resolve()
-            if root not in dest.parents and dest != root:
-                raise UnsafeArchiveError(f"member {name!r} escapes the extraction directory")
-            if info.is_dir():
-                try:
-                    dest.mkdir(parents=True, exist_ok=True)
-                except OSError as exc:
-                    raise UnsafeArchiveError(
-                        f"member {name!r} cannot be extracted: {exc.strerror or exc}"
-                    ) from exc
-                continue
-            if str(pure) in seen:
-                raise UnsafeArchiveError(f"member {name!r} appears twice in the archive")
-            seen.add(str(pure))
-            if (
-                info.compress_size
-                and info.file_size / info.compress_size > MAX_RATIO
-                and info.file_size > 1_000_000
-            ):
-                raise UnsafeArchiveError(
-                    f"member {name!r} compresses {info.file_size / info.compress_size:.0f}:1 (zip bomb?)"
-                )
-            written = 0
-            try:
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(dest, "wb") as fh:
-                    while chunk := src.read(1 << 20):
-                        written += len(chunk)
-                        if written > info.file_size or written > MAX_FILE_BYTES:
-                            raise UnsafeArchiveError(
-                                f"member {name!r} inflates beyond its declared or allowed size"
-                            )
-                        fh.write(chunk)
-            except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
-                raise UnsafeArchiveError(f"member {name!r} is corrupt: {exc}") from exc
-            except RuntimeError as exc:  # encrypted, or a compression method zipfile lacks
-                raise UnsafeArchiveError(f"member {name!r} cannot be read: {exc}") from exc
-            except OSError as exc:  # a name the file system refuses, a file where a dir must be
-                raise UnsafeArchiveError(
-                    f"member {name!r} cannot be extracted: {exc.strerror or exc}"
-                ) from exc
-            out.append(dest)
-        return out
 
 
 @dataclass
@@ -421,7 +188,7 @@ def _from_zip(
     budget: _Budget | None = None,
 ) -> list[Unit]:
     budget = budget or _Budget()
-    rel_zip = f"{prefix}{_shown(zpath.name)}"
+    rel_zip = f"{prefix}{shown(zpath.name)}"
     if depth > MAX_ZIP_DEPTH:
         problems.append(
             FileProblem(rel_zip, f"zips nested more than {MAX_ZIP_DEPTH} deep: not extracted")
@@ -436,10 +203,10 @@ def _from_zip(
         return []
     budget.left -= sum(p.stat().st_size for p in extracted)
     units: list[Unit] = []
-    inner = _walk(target)
-    nested = [(p, r) for p, r in inner if _is_zip(r)]
-    plain = [(p, r) for p, r in inner if not _is_zip(r)]
-    units.extend(_group(plain, artifact_name(_shown(zpath.stem)), f"{rel_zip}/", problems))
+    inner = walk(target)
+    nested = [(p, r) for p, r in inner if is_zip(r)]
+    plain = [(p, r) for p, r in inner if not is_zip(r)]
+    units.extend(_group(plain, artifact_name(shown(zpath.stem)), f"{rel_zip}/", problems))
     for p, r in nested:
         units.extend(
             _from_zip(
@@ -518,10 +285,10 @@ def _collect_dir(
     budget: _Budget | None = None,
     depth: int = 1,
 ) -> list[Unit]:
-    entries = _utf8_only(_walk(root), problems)
-    zips = [(p, r) for p, r in entries if _is_zip(r)]
-    plain = [(p, r) for p, r in entries if not _is_zip(r)]
-    units = _group(plain, _shown(root.name), "", problems)
+    entries = utf8_only(walk(root), problems)
+    zips = [(p, r) for p, r in entries if is_zip(r)]
+    plain = [(p, r) for p, r in entries if not is_zip(r)]
+    units = _group(plain, shown(root.name), "", problems)
     for p, r in zips:
         parent = f"{r.rpartition('/')[0]}/" if "/" in r else ""
         units.extend(_from_zip(p, work, problems, prefix=parent, depth=depth, budget=budget))
@@ -543,7 +310,7 @@ def _collect_run_zip(path: Path, work: Path, problems: list[FileProblem]) -> Col
     # The zips inside share the outer zip's byte budget, as nested artifact zips do.
     budget.left -= sum(p.stat().st_size for p in extracted)
     units = _collect_dir(root, work, problems, budget=budget, depth=2)
-    run = _shown(root.name) if root != target else artifact_name(_shown(path.stem))
+    run = shown(root.name) if root != target else artifact_name(shown(path.stem))
     kept, superseded = dedupe_retries(units)
     return Collected(run, kept, problems, superseded)
 
@@ -558,20 +325,20 @@ def collect(path: Path, work: Path) -> Collected:
     if path.is_dir():
         root = run_root(path)
         units = _collect_dir(root, work, problems)
-        run = _shown(root.resolve().name)
+        run = shown(root.resolve().name)
     elif path.suffix == ".zip":
         whole = _collect_run_zip(path, work, problems)
         if whole is not None:
             return whole
         units = _from_zip(path, work, problems)
-        run = artifact_name(_shown(path.stem))
+        run = artifact_name(shown(path.stem))
     elif path.exists() or path.is_symlink():
-        entries = _utf8_only([(path, path.name)], problems)
-        units = _group(entries, _shown(path.parent.resolve().name), "", problems)
-        run = _shown(path.resolve().parent.name)
+        entries = utf8_only([(path, path.name)], problems)
+        units = _group(entries, shown(path.parent.resolve().name), "", problems)
+        run = shown(path.resolve().parent.name)
     else:
         return Collected(
-            _shown(path.name), [], [FileProblem(_shown(str(path)), "no such file or directory")]
+            shown(path.name), [], [FileProblem(shown(str(path)), "no such file or directory")]
         )
     kept, superseded = dedupe_retries(units)
     return Collected(run, kept, problems, superseded)
@@ -610,8 +377,8 @@ def collect_all(
         c = collect(p, wdir)
         if is_artifact_name(p.name) and (p.is_dir() or p.suffix == ".zip"):
             if p.is_dir():
-                c = _rerooted(c, f"{_shown(p.name)}/")
-            c = dataclasses.replace(c, default_run_id=_shown(p.resolve().parent.name))
+                c = _rerooted(c, f"{shown(p.name)}/")
+            c = dataclasses.replace(c, default_run_id=shown(p.resolve().parent.name))
         rid = run_id or c.default_run_id
         have = merged.get(rid)
         if have is None:

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import typer
 
-from paretolens.commands import analysis_cmds, ingest_cmds, runner_cmds, serve_cmds
+from paretolens.commands import (
+    analysis_cmds,
+    history_cmds,
+    ingest_cmds,
+    runner_cmds,
+    serve_cmds,
+)
 
 app = typer.Typer(
     name="paretolens",
@@ -15,7 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (ingest_cmds, analysis_cmds, serve_cmds, runner_cmds):
+for module in (ingest_cmds, analysis_cmds, history_cmds, serve_cmds, runner_cmds):
     module.register(app)
 
 

@@ -39,20 +39,6 @@ class Settings(BaseSettings):
     allowed_hosts: str = "localhost,127.0.0.1,::1"
 
 
-WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::", "*"})
-
-
-def allowed_hosts(settings: Settings) -> frozenset[str] | None:
-    """The Host names `settings` answers (lower case, no port); None when any Host is allowed."""
-    names = {h.strip().lower().strip("[]").rstrip(".") for h in settings.allowed_hosts.split(",")}
-    if "*" in names:
-        return None
-    bind = settings.host.strip().lower().strip("[]")
-    if bind not in WILDCARD_HOSTS:
-        names.add(bind)
-    return frozenset(n for n in names if n)
-
-
 def load_settings(**overrides: object) -> Settings:
     """Settings from the environment with explicit overrides (None values ignored)."""
     return Settings(**{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]

@@ -3,7 +3,8 @@
 * a paretolens plan (YAML or JSON) with `name` and `arms` (docs/runner.md);
 * an InferenceX master config or snippet (`configs/nvidia-master.yaml`, or what
   `paretolens prune --format yaml` prints): `{config-key: {model, runner, scenarios, ...}}`;
-* `paretolens prune --format json` output: `{"arms": [...], "kept": [...], "dropped": [...]}`.
+* `paretolens prune --format json` output: `{"arms": [...], "kept": [...], "dropped": [...]}`;
+  in process, the same pruned list as typed arms (`plan_from_arms`), with no JSON detour.
 
 The last two say what to run but not how, so the plan's other fields (commands, timeouts, Slurm
 or GitHub options) come from `options`, a mapping of plan fields (an options file on the CLI).
@@ -17,9 +18,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import polars as pl
 import yaml
 from pydantic import ValidationError
 
+from analysis.pruned import ArmPlan
+from ingest.schema import Col
 from runner.errors import PlanError
 from runner.plan import Arm, Plan, parse_plan, plan_error, point_id
 
@@ -264,79 +268,123 @@ def _ix_arm(
 
 
 def plan_from_pruned(doc: Mapping[str, Any], *, base: Mapping[str, Any], source: str = "") -> Plan:
-    """A plan from `paretolens prune --format json` output: one arm per kept arm, its conc_list.
+    """A plan from `paretolens prune --format json` output (a file): its arms are read back as
+    `ArmPlan`s and planned by `plan_from_arms`.
+
+    Raises:
+        PlanError: naming the arm of the prune output that is wrong.
+    """
+    arms = [_doc_arm(a) for a in doc.get("arms") or []]
+    return _plan_arms(arms, list(doc.get("kept") or []), base=base, source=source)
+
+
+def plan_from_arms(
+    arms: Sequence[ArmPlan], kept: pl.DataFrame, *, base: Mapping[str, Any], source: str = ""
+) -> Plan:
+    """A plan from a pruned list in process (`PrunedList.arms` and `.kept`, or the same of
+    `selection_list`): one arm per kept arm, its conc_list.
 
     The configuration (model, image, hardware, topology, spec decoding, KV offload) comes from the
     kept verdict rows of the arm; the arm's `identity` (what prune grouped by) wins where both say.
 
     Raises:
-        PlanError: naming the arm of the prune output that is wrong.
+        PlanError: naming the arm that is wrong (`arms.<i>`).
     """
+    return _plan_arms(arms, kept.to_dicts(), base=base, source=source)
+
+
+def _doc_arm(a: Mapping[str, Any]) -> ArmPlan:
+    def value(name: str) -> Any:
+        # The file's values as they are: `_plan_arms` and `parse_plan` say what is wrong.
+        return a.get(name)
+
+    return ArmPlan(
+        config_key=value("config_key"),
+        scenario=value("scenario"),
+        isl=value("isl"),
+        osl=value("osl"),
+        arm_id=value("arm_id"),
+        arm_label=value("arm_label"),
+        identity=tuple(dict(value("identity") or {}).items()),
+        conc_list=tuple(value("conc_list") or ()),
+        rate_list=tuple(value("request_rates") or ()),
+    )
+
+
+def _plan_arms(
+    arms: Sequence[ArmPlan],
+    kept: Sequence[Mapping[str, Any]],
+    *,
+    base: Mapping[str, Any],
+    source: str,
+) -> Plan:
     rows_by_arm: dict[str, Mapping[str, Any]] = {}
-    for row in doc.get("kept") or []:
-        rows_by_arm.setdefault(str(row.get("arm_id")), row)
-    arms: list[dict[str, Any]] = []
-    runs = sorted({str(r.get("run_id")) for r in doc.get("kept") or [] if r.get("run_id")})
-    for i, a in enumerate(doc.get("arms") or []):
-        where = f"arms.{i}"
-        row = rows_by_arm.get(str(a.get("arm_id")))
+    for kept_row in kept:
+        rows_by_arm.setdefault(str(kept_row.get(Col.ARM_ID)), kept_row)
+    runs = sorted({str(r.get(Col.RUN_ID)) for r in kept if r.get(Col.RUN_ID)})
+    docs: list[dict[str, Any]] = []
+    for i, a in enumerate(arms):
+        row = rows_by_arm.get(str(a.arm_id))
         if row is None:
             raise PlanError(
-                f"{where}.arm_id",
-                f"no kept row of arm {a.get('arm_id')!r} in `kept`",
-                source=source,
+                f"arms.{i}.arm_id", f"no kept row of arm {a.arm_id!r} in `kept`", source=source
             )
-        ident = dict(a.get("identity") or {})
-        arm: dict[str, Any] = {
-            "config_key": a.get("config_key"),
-            "scenario": a.get("scenario") or row.get("scenario"),
-            "model": row.get("model"),
-            "model_prefix": row.get("model_prefix"),
-            "framework": row.get("framework"),
-            "precision": row.get("precision"),
-            "image": row.get("image"),
-            "hw": row.get("hw_label") or row.get("hw"),
-            "isl": a.get("isl"),
-            "osl": a.get("osl"),
-            "disagg": bool(row.get("disagg")),
-            "spec_decoding": ident.get("spec_decoding") or row.get("spec_decoding") or "none",
-            "concs": list(a.get("conc_list") or []),
-            "label": a.get("arm_label"),
-        }
-        if row.get("is_multinode"):
-            for role in ("prefill", "decode"):
-                arm[role] = {
-                    "num_worker": ident.get(f"{role}_num_workers", row.get(f"{role}_num_workers")),
-                    "tp": ident.get(f"{role}_tp", row.get(f"{role}_tp")) or 1,
-                    "ep": ident.get(f"{role}_ep", row.get(f"{role}_ep")) or 1,
-                    "dp_attn": bool(
-                        ident.get(f"{role}_dp_attention", row.get(f"{role}_dp_attention"))
-                    ),
-                }
-        else:
-            for ours, theirs in (
-                ("tp", "tp"),
-                ("pp", "pp"),
-                ("ep", "ep"),
-                ("dcp_size", "dcp_size"),
-                ("pcp_size", "pcp_size"),
-            ):
-                value = ident.get(theirs, row.get(theirs))
-                if value is not None:
-                    arm[ours] = value
-            arm["dp_attn"] = bool(ident.get("dp_attention", row.get("dp_attention")))
-        kv = ident.get("kv_offloading", row.get("kv_offloading")) or "none"
-        arm["kv_offloading"] = kv
-        if kv != "none":
-            arm["kv_offload_backend"] = ident.get(
-                "kv_offload_backend", row.get("kv_offload_backend")
-            )
-        arms.append({k: v for k, v in arm.items() if v is not None})
-    if not arms:
+        docs.append(_arm_doc(a, row))
+    if not docs:
         raise PlanError("arms", "the pruned list keeps no arm: nothing to run", source=source)
     provenance = {"kind": "prune", "path": source, "run_id": ",".join(runs)}
     name = base.get("name") or _slug(f"pruned-{'-'.join(runs) or 'list'}")
-    return parse_plan({**base, "name": name, "arms": arms, "source": provenance}, source=source)
+    return parse_plan({**base, "name": name, "arms": docs, "source": provenance}, source=source)
+
+
+def _arm_doc(a: ArmPlan, row: Mapping[str, Any]) -> dict[str, Any]:
+    """The plan arm of a kept arm and its first kept row (None values left out)."""
+    ident: dict[str, Any] = dict(a.identity)
+
+    def pick(name: str) -> Any:
+        return ident.get(name, row.get(name))
+
+    arm: dict[str, Any] = {
+        "config_key": a.config_key,
+        "scenario": a.scenario or row.get(Col.SCENARIO),
+        "model": row.get(Col.MODEL),
+        "model_prefix": row.get(Col.MODEL_PREFIX),
+        "framework": row.get(Col.FRAMEWORK),
+        "precision": row.get(Col.PRECISION),
+        "image": row.get(Col.IMAGE),
+        "hw": row.get(Col.HW_LABEL) or row.get(Col.HW),
+        "isl": a.isl,
+        "osl": a.osl,
+        "disagg": bool(row.get(Col.DISAGG)),
+        "spec_decoding": ident.get(Col.SPEC_DECODING) or row.get(Col.SPEC_DECODING) or "none",
+        "concs": list(a.conc_list or []),
+        "label": a.arm_label,
+    }
+    if row.get(Col.IS_MULTINODE):
+        for role in ("prefill", "decode"):
+            arm[role] = {
+                "num_worker": pick(f"{role}_num_workers"),
+                "tp": pick(f"{role}_tp") or 1,
+                "ep": pick(f"{role}_ep") or 1,
+                "dp_attn": bool(pick(f"{role}_dp_attention")),
+            }
+    else:
+        for ours, theirs in (
+            ("tp", Col.TP),
+            ("pp", Col.PP),
+            ("ep", Col.EP),
+            ("dcp_size", Col.DCP_SIZE),
+            ("pcp_size", Col.PCP_SIZE),
+        ):
+            value = pick(theirs)
+            if value is not None:
+                arm[ours] = value
+        arm["dp_attn"] = bool(pick(Col.DP_ATTENTION))
+    kv = pick(Col.KV_OFFLOADING) or "none"
+    arm["kv_offloading"] = kv
+    if kv != "none":
+        arm["kv_offload_backend"] = pick(Col.KV_OFFLOAD_BACKEND)
+    return {k: v for k, v in arm.items() if v is not None}
 
 
 def select_points(plan: Plan, point_ids: Sequence[str]) -> Plan:

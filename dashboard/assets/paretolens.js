@@ -72,6 +72,63 @@
     }
   });
 
+  // Dash's dropdown keeps a focus trampoline (an aria-hidden, read-only input) in the tab
+  // order: screen readers land on an element they are told does not exist. The dropdown's own
+  // trigger is focusable, so the trampoline leaves the tab order.
+  // Dash's checklists and radio items wrap each native input in a role="option" label inside
+  // a role="listbox": an interactive control nested in another. The native inputs already say
+  // what they are, so the ARIA roles go.
+  function untrap(root) {
+    var els = (root.querySelectorAll ? root : document).querySelectorAll(".dash-dropdown-focus-target");
+    for (var i = 0; i < els.length; i++) {
+      if (els[i].getAttribute("tabindex") !== "-1") { els[i].setAttribute("tabindex", "-1"); }
+    }
+    // dcc.Tabs draws its tabs as plain divs: give them the tab role, the selected state and a
+    // place in the tab order (Enter or Space opens one, below).
+    var tabs = document.querySelectorAll(".tab-container .tab, .tabs .tab");
+    for (var k = 0; k < tabs.length; k++) {
+      var t = tabs[k];
+      var sel = t.classList.contains("tab--selected") ? "true" : "false";
+      if (t.getAttribute("role") !== "tab") { t.setAttribute("role", "tab"); }
+      if (t.getAttribute("aria-selected") !== sel) { t.setAttribute("aria-selected", sel); }
+      if (!t.hasAttribute("tabindex")) { t.setAttribute("tabindex", "0"); }
+      var bar = t.parentElement;
+      if (bar && bar.getAttribute("role") !== "tablist") { bar.setAttribute("role", "tablist"); }
+    }
+    // dcc.Clipboard is a bare icon: a button to the keyboard and to screen readers.
+    var clips = document.querySelectorAll(".clip");
+    for (var c = 0; c < clips.length; c++) {
+      if (clips[c].getAttribute("role") !== "button") { clips[c].setAttribute("role", "button"); }
+      if (!clips[c].hasAttribute("tabindex")) { clips[c].setAttribute("tabindex", "0"); }
+      if (!clips[c].hasAttribute("aria-label") && clips[c].title) { clips[c].setAttribute("aria-label", clips[c].title); }
+    }
+    var opts = document.querySelectorAll('[role="option"]');
+    for (var j = 0; j < opts.length; j++) {
+      // (a dropdown's menu is a real listbox: left as it is)
+      if (opts[j].querySelector("input") && !opts[j].closest(".dash-dropdown-content")) {
+        var list = opts[j].closest('[role="listbox"]');
+        ["role", "aria-selected", "aria-checked", "aria-posinset", "aria-setsize"].forEach(function (a) { opts[j].removeAttribute(a); });
+        if (list) {
+          ["role", "aria-multiselectable", "aria-orientation", "aria-activedescendant"].forEach(function (a) { list.removeAttribute(a); });
+        }
+      }
+    }
+  }
+  document.addEventListener("keydown", function (e) {
+    var t = e.target;
+    var role = t && t.getAttribute ? t.getAttribute("role") : null;
+    var clip = role === "button" && t.classList.contains("clip");
+    if ((role === "tab" || clip) && (e.key === "Enter" || e.key === " ")) {
+      e.preventDefault();
+      t.click();
+    }
+  });
+  if (window.MutationObserver) {
+    new MutationObserver(function () { untrap(document); }).observe(document.documentElement, {
+      childList: true, subtree: true, attributes: true, attributeFilter: ["tabindex", "role", "aria-selected", "aria-checked", "class"]
+    });
+  }
+
   // Grid cell renderers: links are React elements (text children, never HTML strings).
   var dagfuncs = (window.dashAgGridComponentFunctions = window.dashAgGridComponentFunctions || {});
   dagfuncs.Link = function (props) {

@@ -9,11 +9,12 @@ from dash import ALL, Dash, Input, Output, State, dcc, html
 
 from dashboard import components as c
 from dashboard import figures
+from dashboard.comparing import CompareData
 from dashboard.context import AppContext
-from dashboard.data import CompareData
 from dashboard.ids import COMPARE_CONTROL, Id, control
 from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown, run_options
 from dashboard.state import X_CHOICES, Y_CHOICES, CompareView
+from dashboard.tables import compare_table
 
 
 def compare_figure(data: CompareData) -> Any:
@@ -35,7 +36,9 @@ def body(app: AppContext, view: CompareView) -> list[Any]:
         return [c.notes([f"run {r} is not in the store" for r in missing])]
     data = app.source.compare_data(view)
     q = view.query()
-    uplift, per, only = data.table("uplift"), data.table("compare_points"), data.table("unmatched")
+    uplift, per, only = (
+        compare_table(data, name) for name in ("uplift", "compare_points", "unmatched")
+    )
     return [
         html.Div(
             [
@@ -76,7 +79,7 @@ def body(app: AppContext, view: CompareView) -> list[Any]:
         ),
         c.section(
             "Markdown for the PR",
-            html.Pre(data.markdown, id=Id.COMPARE_MARKDOWN_TEXT),
+            html.Pre(data.markdown, id=Id.COMPARE_MARKDOWN_TEXT, tabIndex="0"),
             html.Details(
                 [
                     html.Summary("preview"),

@@ -13,7 +13,7 @@ from dashboard.context import AppContext
 from dashboard.ids import INDEX_CONTROL, Id, control
 from dashboard.pages.run_panels import dropdown
 from dashboard.state import IndexView
-from dashboard.tables import Table
+from dashboard.tables import Table, index_table
 from ingest.schema import Col, RunCol
 
 COLUMNS = (
@@ -57,7 +57,7 @@ def layout(app: AppContext, query: str) -> Any:
     """The index page."""
     view, notes = IndexView.parse(query)
     catalog = app.source.catalog()
-    table = app.source.index_table(view)
+    table = index_table(app.source, view)
     filters = [
         html.Div(
             [
@@ -172,7 +172,7 @@ class IndexCallbacks:
         view, _ = IndexView.from_controls({i["field"]: v for i, v in zip(ids, values, strict=True)})
         return (
             "?" + view.query(),
-            grid_rows(self.app.source.index_table(view)),
+            grid_rows(index_table(self.app.source, view)),
             c.export_links("runs", view.query()),
         )
 

@@ -162,7 +162,7 @@ class LaunchCallbacks:
                 backend=backend if isinstance(backend, str) else "local",
                 options=options if isinstance(options, str) else "",
                 token=as_token(token),
-            )  # type: ignore[arg-type]
+            )
         except LaunchRequestError:
             # A callback that carries a command was not sent by this panel: the server's error
             # handler answers it with HTTP 400 and the reason (docs/runner.md).

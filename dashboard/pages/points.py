@@ -12,6 +12,7 @@ from dashboard.context import AppContext
 from dashboard.ids import Id
 from dashboard.pages import missing
 from dashboard.state import RunView
+from dashboard.tables import run_table
 
 
 def layout(app: AppContext, query: str) -> Any:
@@ -22,7 +23,7 @@ def layout(app: AppContext, query: str) -> Any:
     data = app.source.run_data(view)
     if len(data.missing) == len(view.runs):
         return missing.layout(app, view)
-    table = data.table("points")
+    table = run_table(data, "points")
     title = f"{table.frame.height} points of run{'s' if len(view.runs) > 1 else ''} {', '.join(view.runs)}"
     return html.Div(
         [

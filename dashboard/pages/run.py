@@ -14,6 +14,7 @@ from dash.exceptions import PreventUpdate
 
 from dashboard import components as c
 from dashboard import figures, style, urls
+from dashboard.affects import Part, fields_affecting, fields_sparing
 from dashboard.context import AppContext
 from dashboard.data import RunData
 from dashboard.ids import Id, control
@@ -69,9 +70,10 @@ def second_figure(data: RunData, view: RunView) -> figures.Figure:
     )  # fmt: skip
 
 
-# Fields whose change leaves the charts alone, and those a patch of the drawn charts can show.
-FIGURE_NEUTRAL = frozenset({"tab", "ab"})
-PATCHABLE = frozenset({"logx", "logy", "hide", "point"})
+# Fields whose change leaves the charts alone, and those a patch of the drawn charts can show
+# (from the fields' `affects` markers in dashboard/state.py).
+FIGURE_NEUTRAL = fields_sparing(RunView, Part.CHARTS, Part.CHART_STYLE)
+PATCHABLE = frozenset(fields_affecting(RunView, Part.CHART_STYLE))
 
 
 def redraw(

@@ -11,7 +11,8 @@ from dash import dcc, html
 
 from dashboard import components as c
 from dashboard import series, style, urls
-from dashboard.data import Option, RunData
+from dashboard.data import RunData
+from dashboard.facets import ARM_NAME, Option
 from dashboard.ids import CONTROL, Id, control
 from dashboard.state import (
     ENVELOPE_CHOICES,
@@ -23,10 +24,9 @@ from dashboard.state import (
     Y_CHOICES,
     RunView,
 )
-from dashboard.tables import ARM_NAME
 from ingest.schema import SPECS, Col, RunCol
 
-GRAPH_CONFIG: dict[str, Any] = {
+GRAPH_CONFIG: dcc.Graph.Config = {
     "displaylogo": False,
     "modeBarButtonsToRemove": ["select2d", "lasso2d", "toImage"],
     "scrollZoom": False,

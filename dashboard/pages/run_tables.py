@@ -12,10 +12,11 @@ from dash import html
 from dashboard import components as c
 from dashboard import urls
 from dashboard.data import RunData
+from dashboard.facets import ARM_NAME
 from dashboard.ids import Id
 from dashboard.pages.run_panels import choices, dropdown
 from dashboard.state import AB_CHOICES, RunView
-from dashboard.tables import ARM_NAME, KEY_POINT_COLUMNS
+from dashboard.tables import KEY_POINT_COLUMNS, run_table
 from ingest.schema import SPECS, Col
 
 
@@ -75,7 +76,7 @@ def _grid_or_empty(
 def points_body(data: RunData, view: RunView) -> list[Any]:
     """The points tab: key columns with verdicts; click a row to pin it."""
     q = view.query()
-    t = data.table("points")
+    t = run_table(data, "points")
     return [
         html.Div(
             [c.export_links("points", q), " · ", html.A("every column →", href=urls.points(view))],
@@ -94,7 +95,7 @@ AL_COLUMNS = (
 
 def al_body(data: RunData, view: RunView) -> list[Any]:
     """The AL-checks tab."""
-    t = data.table("al")
+    t = run_table(data, "al")
     return [
         html.Div(c.export_links("al", view.query()), className="small"),
         _grid_or_empty(
@@ -106,7 +107,12 @@ def al_body(data: RunData, view: RunView) -> list[Any]:
 def _delta_columns(frame: pl.DataFrame) -> list[str]:
     """Concurrency and the two arms first, then per metric its delta, baseline and treatment."""
     lead = [
+        "flag",
+        "confounds",
         Col.CONC,
+        Col.REQUEST_RATE,
+        Col.ISL,
+        Col.OSL,
         "baseline_arm_label",
         "treatment_arm_label",
         "baseline_value",
@@ -116,7 +122,7 @@ def _delta_columns(frame: pl.DataFrame) -> list[str]:
     metrics = [f"{m}{s}" for m in stems for s in ("_delta_pct", "_baseline", "_treatment")]
     tail = [
         "al_measured_baseline", "al_measured_treatment", "baseline_verdict", "treatment_verdict",
-        "confounds", "baseline_run_id", "treatment_run_id",
+        "baseline_run_id", "treatment_run_id",
     ]  # fmt: skip
     return [c for c in [*lead, *metrics, *tail] if c in frame.columns]
 
@@ -141,7 +147,7 @@ def ab_control(view: RunView) -> html.Div:
 def deltas_body(data: RunData, view: RunView) -> list[Any]:
     """The A/B tab: equal-concurrency deltas with confounds, and the frontier delta."""
     q = view.query()
-    t, f = data.table("deltas"), data.table("deltas_frontier")
+    t, f = run_table(data, "deltas"), run_table(data, "deltas_frontier")
     return [
         html.Div(
             [
@@ -213,13 +219,13 @@ def pruned_body(data: RunData, view: RunView) -> list[Any]:
             ],
             open=False,
         ),
-        c.grid(Id.PRUNED_GRID, data.table("pruned"), PRUNED_COLUMNS, height=300),
+        c.grid(Id.PRUNED_GRID, run_table(data, "pruned"), PRUNED_COLUMNS, height=300),
     ]
 
 
 def rejects_body(data: RunData, view: RunView) -> list[Any]:
     """The rejected-files tab."""
-    t = data.table("rejects")
+    t = run_table(data, "rejects")
     return [
         html.Div(c.export_links("rejects", view.query()), className="small"),
         _grid_or_empty(

@@ -27,8 +27,7 @@ import pyarrow as pa
 from ingest.errors import ParseError
 from ingest.readers._common import Fields, put, warn
 from ingest.readers._names import NameFacts
-from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
-from ingest.readers.bench_serving import (
+from ingest.readers._serving_metrics import (
     _LAT_MS,
     _latencies,
     _mean_lens,
@@ -36,6 +35,7 @@ from ingest.readers.bench_serving import (
     _spec_decode,
     _throughput_ms,
 )
+from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
 from ingest.readers.vllm_command import config_columns
 from ingest.schema import SPECS, Col
 

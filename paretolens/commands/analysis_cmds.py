@@ -9,6 +9,7 @@ a rich table, JSON, CSV (or markdown / YAML / a dispatch line where useful). Cal
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
@@ -32,6 +33,7 @@ from analysis import (
     comparison_markdown,
     compute_deltas,
     dispatch_command,
+    dispatch_problem,
     load_golden_tables,
     prune_list,
     pruned_json,
@@ -39,6 +41,7 @@ from analysis import (
     search_space,
     validate_sweep_config,
 )
+from analysis.ranking import rank_at
 from analysis.slo import parse_slo
 from analysis.tables import csv_text, flat, json_text, markdown_table
 from ingest.schema import DEFAULT_GROUP, Col
@@ -164,12 +167,22 @@ def analyze(
     group_by: GroupOpt = _DEFAULT_GROUP,
     max_error_rate: ErrOpt = 0.10,
     slo: SloOpt = None,
+    at: Annotated[
+        float | None,
+        typer.Option(
+            "--at",
+            help="rank the arms at this x instead (e.g. --at 40: the y of every arm's frontier "
+            "at 40 tok/s/user, best first; empty where the arm does not reach it)",
+        ),
+    ] = None,
     fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
     store: StoreOpt = None,
 ) -> None:
     """One verdict per point: frontier | dominated | post_cliff | invalid | out_of_slo, with
-    the reason."""
+    the reason; with --at, the arms ranked by their frontier's y at that x."""
     with _guard():
+        if at is not None and not (math.isfinite(at) and at > 0):
+            raise UsageError(f"--at {at:g}: expected a positive x")
         a = analyze_points(
             _points(store, _runs(runs, run)),
             x,
@@ -179,6 +192,9 @@ def analyze(
             max_error_rate,
             slo=parse_slo(slo),
         )
+        if at is not None:
+            _emit_ranking(rank_at(a.arm_frontiers, at), fmt, x, y, at)
+            return
         table = a.table
         if fmt in (Fmt.table, Fmt.markdown):  # the axes by name, and isl/osl beside the arm
             table = table.rename({k: v for k, v in (("x", x), ("y", y)) if v not in table.columns})
@@ -191,6 +207,13 @@ def analyze(
             cols,
             f"{y} vs {x}: " + ", ".join(f"{k} {v}" for k, v in a.counts().items()),
         )
+
+
+def _emit_ranking(ranking: pl.DataFrame, fmt: Fmt, x: str, y: str, at: float) -> None:
+    if fmt in (Fmt.table, Fmt.markdown):  # the axes by name
+        ranking = ranking.rename({"x": x, "y": y} if x != y else {})
+    cols = ["run_id", "arm_label", *ranking.columns[3:]]
+    _emit(ranking, fmt, cols, f"arms ranked by {y} at {x} = {at:g}")
 
 
 def prune(
@@ -220,17 +243,31 @@ def prune(
             _points(store, _runs(runs, run)), x, y, _group(group_by), slo=parse_slo(slo)
         )
         p = prune_list(a, neighbours=neighbours, include_arm_frontier=arm_frontier, master=cfg)
+        space = search_space(p, dram_utilization)
+        # Arms that cannot be exported come first, each with what would make it exportable.
+        for label, why in space.skipped:
+            err.print(
+                f"[yellow]not exported:[/yellow] {label}: {why}", highlight=False, soft_wrap=True
+            )
         if fmt is PruneFmt.yaml:
-            space = search_space(p, dram_utilization)
             sys.stdout.write(space.yaml())
-            for label, why in space.skipped:
-                err.print(f"[yellow]not exported:[/yellow] {label}: {why}", highlight=False)
         elif fmt is PruneFmt.json:
             sys.stdout.write(json_text(pruned_json(p)))
         elif fmt is PruneFmt.csv:
             sys.stdout.write(csv_text(pruned_table(p)))
         else:
+            problem = dispatch_problem(p, dram_utilization)
+            if problem is not None:
+                err.print(
+                    f"[red]no single test-config line runs exactly the kept points:[/red] "
+                    f"{problem}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+                raise typer.Exit(1)
             sys.stdout.write(dispatch_command(p) + "\n")
+        if space.skipped:
+            raise typer.Exit(1)
 
 
 def al_check(
@@ -311,17 +348,30 @@ def deltas(
             _emit(d.frontier, fmt, cols, f"frontier delta of {y} at matched {x} ({axis})")
             return
         cols = [
+            "flag",
+            "confounds",
             "baseline_arm_label",
             "treatment_arm_label",
+            "isl",
+            "osl",
             "conc",
+            "request_rate",
             "tput_per_gpu_delta_pct",
             "output_tput_per_gpu_delta_pct",
             "median_intvty_delta_pct",
             "p90_ttft_delta_pct",
+            "baseline_verdict",
+            "treatment_verdict",
             "al_measured_treatment",
-            "confounds",
         ]
-        _emit(d.table, fmt, cols, f"{axis} deltas at equal concurrency")
+        flagged = d.table.filter(pl.col("flag").is_not_null()).height if d.table.height else 0
+        _emit(
+            d.table,
+            fmt,
+            cols,
+            f"{axis} deltas at equal load ({flagged} pair(s) flagged: a side past its cliff, "
+            "invalid or out of the SLO; the frontier deltas leave those points out)",
+        )
 
 
 def compare(

@@ -13,7 +13,7 @@ from dashboard.state import RunView
 from ingest.schema import Col
 from ingest.store import Store
 from paretolens.commands.ingest_cmds import open_store
-from paretolens.settings import load_settings
+from paretolens.settings import GOLDEN_AL_DIR, load_settings
 
 
 def sample_view(store: Store) -> RunView | None:
@@ -60,7 +60,7 @@ def serve(
 
     settings = load_settings(host=host, port=port, store=store)
     st = open_store(store)
-    app = create_app(st, settings)
+    app = create_app(st, settings, golden_dir=GOLDEN_AL_DIR)
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host
     base = f"http://{shown}:{settings.port}"
     err = sys.stderr

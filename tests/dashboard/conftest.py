@@ -109,7 +109,7 @@ def settings(store: Store) -> Settings:
 
 @pytest.fixture(scope="session")
 def app(store: Store, settings: Settings) -> Dash:
-    return create_app(store, settings)
+    return create_app(store, settings, golden_dir=GOLDEN_AL_DIR)
 
 
 @pytest.fixture(scope="session")

@@ -8,9 +8,9 @@ import polars as pl
 
 from dashboard import figures, series, style
 from dashboard.data import DataSource, RunData
+from dashboard.facets import ARM_NAME
 from dashboard.pages.run import main_figure
 from dashboard.state import RunView
-from dashboard.tables import ARM_NAME
 from ingest.schema import Col, SeriesCol
 
 DSR1 = RunView(runs=("dsr1",))

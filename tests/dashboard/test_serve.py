@@ -1,8 +1,10 @@
 """`paretolens serve`: waitress by default on 127.0.0.1:8050, prints a sample run page's URL;
-`dashboard.app:server` is the WSGI target for `waitress-serve`."""
+`paretolens.wsgi:server` is the WSGI target for `waitress-serve`."""
 
 from __future__ import annotations
 
+import importlib
+import sys
 from typing import Any
 
 import pytest
@@ -57,18 +59,34 @@ def test_dev_server_is_opt_in(store: Store, monkeypatch: pytest.MonkeyPatch) -> 
     assert runs == [{"host": "127.0.0.1", "port": 8050, "debug": False}]
 
 
-def test_the_wsgi_target_is_built_lazily_from_the_environment(
+def test_the_wsgi_target_is_built_from_the_environment(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PARETOLENS_STORE", str(store.root))
-    monkeypatch.setattr(dashboard.app, "_server", None)
-    server = dashboard.app.server
-    assert isinstance(server, Flask) and dashboard.app.server is server
-    assert server.test_client().get("/export/pruned.txt?unofficialRun=dsr1").status_code == 200
-    with pytest.raises(AttributeError):
-        _ = dashboard.app.nothing_here
+    monkeypatch.delitem(sys.modules, "paretolens.wsgi", raising=False)
+    wsgi = importlib.import_module("paretolens.wsgi")
+    assert isinstance(wsgi.server, Flask) and wsgi.settings.store == store.root
+    assert wsgi.server.test_client().get("/export/pruned.txt?unofficialRun=dsr1").status_code == 200
+    # The dashboard itself reads no environment: it has no server of its own any more.
+    assert not hasattr(dashboard.app, "server")
 
 
 def test_the_sample_view_prefers_a_run_with_an_ab(store: Store) -> None:
     view = sample_view(store)
     assert view is not None and (view.runs, view.ab, view.at) == (("dsr1",), "kv_offloading", 40.0)
+
+
+def test_the_app_reads_no_environment(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Settings reach create_app from its caller; given none, it is a loopback app with launching
+    # off, whatever the environment says.
+    monkeypatch.setenv("PARETOLENS_LAUNCH_ENABLED", "true")
+    monkeypatch.setenv("PARETOLENS_TOKEN", "t0ken")
+    monkeypatch.setenv("PARETOLENS_ALLOWED_HOSTS", "*")
+    client = dashboard.app.create_app(store).server.test_client()
+    resp = client.post(
+        "/api/launch",
+        data={"query": "unofficialRun=dsr1", "backend": "local"},
+        headers={"X-Paretolens-Token": "t0ken"},
+    )
+    assert resp.status_code == 403 and "launching is disabled" in resp.get_data(as_text=True)
+    assert client.get("/", headers={"Host": "evil.example"}).status_code == 400

@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import Annotated
 
-from dashboard.state import CompareView, IndexView, JobsView, RunView, seq_label, split_values
+import pytest
+from pydantic import BaseModel
+
+from dashboard import data
+from dashboard.affects import Part, affects, fields_affecting, invalidates
+from dashboard.pages import run
+from dashboard.state import (
+    DISPLAY_ONLY,
+    FILTER_FIELDS,
+    CompareView,
+    IndexView,
+    JobsView,
+    RunView,
+    seq_label,
+    split_values,
+)
 
 
 @pytest.mark.parametrize(
@@ -90,3 +105,31 @@ def test_split_and_seq_labels() -> None:
     assert seq_label("8192/1024") == "8k/1k"
     assert seq_label("1000/128") == "1000/128"
     assert seq_label("trace") == "agentic trace"
+
+
+def test_every_run_view_field_declares_what_it_affects() -> None:
+    for name in RunView.model_fields:
+        invalidates(RunView, name)  # raises for a field without its one marker
+
+
+def test_the_cache_and_callback_field_sets_follow_from_the_markers() -> None:
+    # The lists these replaced, written out by hand in three modules before.
+    assert {"logx", "logy", "frontier_only", "labels", "point", "hide", "tab", "x2"} == DISPLAY_ONLY
+    assert set(data.CACHE_IGNORED) == DISPLAY_ONLY - {"x2"}
+    assert data.RUN_FIELDS == ("runs",)
+    assert set(data.POINT_FIELDS) == {"runs", *FILTER_FIELDS}
+    assert set(data.MAIN_FIELDS) == {*data.POINT_FIELDS, "x", "y", "envelope", "slo"}
+    assert set(data.SECOND_FIELDS) == {*data.POINT_FIELDS, "x2", "y", "envelope", "slo"}
+    assert set(data.DELTA_FIELDS) == {*data.MAIN_FIELDS, "ab"}
+    assert {"tab", "ab"} == run.FIGURE_NEUTRAL
+    assert {"logx", "logy", "hide", "point"} == run.PATCHABLE
+
+
+def test_a_field_without_a_marker_is_refused() -> None:
+    class View(BaseModel):
+        x: Annotated[str, affects(Part.MAIN)] = ""
+        bare: str = ""
+
+    assert invalidates(View, "x") == {Part.MAIN, Part.DELTAS, Part.RANKING, Part.CHARTS}
+    with pytest.raises(TypeError, match=r"View.bare needs one affects\(...\) marker"):
+        fields_affecting(View, Part.MAIN)

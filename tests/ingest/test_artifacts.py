@@ -177,7 +177,7 @@ def test_symlinked_file_is_not_followed(tmp_path: Path) -> None:
 
 def test_the_walk_lists_what_rglob_lists_in_its_order(tmp_path: Path) -> None:
     # _walk replaces sorted(root.rglob("*")) filtered to files and symlinks, hidden names skipped.
-    from ingest.artifacts import _walk
+    from ingest.files import walk as _walk
 
     root = tmp_path / "run"
     for d in ("a", "a-b", "a/b", "a/results/logs", "A", ".hidden", "sub/aiperf_artifacts"):

@@ -16,7 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ingest.errors import SchemaError
-from ingest.normalize import NOT_FROM_READERS, Batch, arm_label, normalize, normalize_batch
+from ingest.normalize import (
+    NOT_FROM_READERS,
+    Batch,
+    arm_label,
+    derive,
+    normalize,
+    normalize_batch,
+    rules,
+)
 from ingest.schema import ARM_KEY, POINTS_SCHEMA, SPECS, STATS, Col
 
 NOW = datetime(2026, 12, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -98,6 +106,7 @@ _WRITABLE = [c for c in SPECS if str(c) not in NOT_FROM_READERS]
 # The columns the derivations and checks read, so generated rows exercise them often.
 _CORE = [
     Col.CONC,
+    Col.REQUEST_RATE,
     Col.TP,
     Col.PP,
     Col.PCP_SIZE,
@@ -263,6 +272,48 @@ def test_derivations_over_a_batch() -> None:
     assert got.get_column(str(Col.WARNINGS)).to_list()[2] is None
     assert got.get_column(str(Col.WARNINGS)).to_list()[3][0].startswith("GPU count unknown")
     _same(rows)
+
+
+def test_request_rate_points_take_the_batch_path_with_the_row_paths_ids() -> None:
+    good = {"tp": 8, "total_tput": 800.0}
+    rows = [
+        {**good, "request_rate": 2.0},
+        {**good, "request_rate": 4.0},
+        {**good, "request_rate": float("inf")},
+        {**good, "request_rate": 0.0},
+        {**good, "request_rate": -1.0, "conc": 4},
+        good,
+        {**good, "conc": 4, "request_rate": 2.0},
+    ]
+    got = _batch(rows)
+    assert {i: e.field for i, e in got.errors.items()} == {
+        3: "request_rate",
+        4: "request_rate",
+        5: "conc",
+    }
+    assert len(set(got.frame.get_column(str(Col.ARM_ID)))) == 2
+    _same(rows)
+
+
+def test_a_rule_added_once_is_applied_by_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    rule = rules.Rule(
+        (str(Col.ISL),), rules.Over(100_000), "expected at most 100000 tokens, got {value}"
+    )
+    monkeypatch.setattr(rules, "RULES", (*rules.RULES, rule))
+    derive.plan.cache_clear()
+    try:
+        rows = [
+            {"conc": c, "tp": 8, "total_tput": 800.0, "isl": isl}
+            for c, isl in ((1, 1024), (2, 200_000))
+        ]
+        got = _batch(rows)
+        assert {i: (e.field, e.reason) for i, e in got.errors.items()} == {
+            1: ("isl", "expected at most 100000 tokens, got 200000")
+        }
+        assert got.frame.get_column(str(Col.CONC)).to_list() == [1]
+        _same(rows)
+    finally:
+        derive.plan.cache_clear()
 
 
 def test_an_empty_batch() -> None:

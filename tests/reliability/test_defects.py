@@ -34,7 +34,7 @@ from typer.testing import CliRunner
 from analysis.compare import compare_runs, comparison_markdown
 from analysis.tables import csv_text, md_cell
 from dashboard import auth, urls
-from ingest import artifacts
+from ingest import files
 from ingest import pipeline as ingest_pipeline
 from ingest.normalize import MAX_STRING_CHARS
 from ingest.pipeline import ingest_paths
@@ -349,9 +349,9 @@ def test_special_files_are_refused_by_name_and_reads_are_capped(
     # A regular file that reports 0 bytes and yields more (/proc) is read up to the cap only.
     proc = Path("/proc/self/maps")
     assert stat.S_ISREG(proc.stat().st_mode) and proc.stat().st_size == 0
-    monkeypatch.setattr(artifacts, "MAX_FILE_BYTES", 64)
-    problems: list[artifacts.FileProblem] = []
-    assert artifacts._read_file(proc, "maps", "a", problems) is None
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 64)
+    problems: list[files.FileProblem] = []
+    assert files.read_file(proc, "maps", "a", problems) is None
     assert "64 byte limit" in problems[0].reason
     figures.add("defects", "checks")
 

@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from ingest import artifacts
+from ingest import artifacts, zips
 from ingest.artifacts import UnsafeArchiveError, safe_extract
 from ingest.errors import ParseError, SchemaError
 from ingest.normalize import normalize
@@ -209,7 +209,7 @@ def _zip_bytes(members: dict[str, bytes]) -> bytes:
 
 
 def test_member_count_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(artifacts, "MAX_MEMBERS", 50)
+    monkeypatch.setattr(zips, "MAX_MEMBERS", 50)
     z = tmp_path / "many.zip"
     z.write_bytes(_zip_bytes({f"m{i}.json": b"{}" for i in range(51)}))
     rep = ingest_paths([z], Store(tmp_path / "s"), run_id="r")

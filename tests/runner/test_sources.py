@@ -6,11 +6,20 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 import yaml
 
+from analysis.pruned import ArmPlan
 from runner.errors import PlanError
-from runner.sources import load_plan, plan_from_inferencex, plan_from_pruned, select_points, sniff
+from runner.sources import (
+    load_plan,
+    plan_from_arms,
+    plan_from_inferencex,
+    plan_from_pruned,
+    select_points,
+    sniff,
+)
 
 CONFIGS = Path(__file__).resolve().parents[1] / "fixtures/inferencex/configs"
 MASTER = CONFIGS / "nvidia-master.yaml"
@@ -306,3 +315,21 @@ def test_select_points_narrows_a_plan() -> None:
     assert [p.id for p in small.points()] == keep
     with pytest.raises(PlanError, match="not points of plan"):
         select_points(plan, ["pt-000000000000"])
+
+
+def test_typed_arms_plan_as_their_json_document() -> None:
+    # In process the pruned list reaches the runner as ArmPlans and a frame (no JSON detour).
+    arms = [
+        ArmPlan(
+            config_key=a["config_key"], scenario=a["scenario"], isl=a["isl"], osl=a["osl"],
+            arm_id=a["arm_id"], arm_label=a["arm_label"], identity=tuple(a["identity"].items()),
+            conc_list=tuple(a["conc_list"]),
+        )
+        for a in PRUNED["arms"]
+    ]  # fmt: skip
+    kept = pl.DataFrame(PRUNED["kept"], infer_schema_length=None)
+    base = {"name": "x", "defaults": {"dram_utilization": 0.8}}
+    typed = plan_from_arms(arms, kept, base=base, source="web")
+    assert typed == plan_from_pruned(PRUNED, base=base, source="web")
+    with pytest.raises(PlanError, match=r"^web: arms.1.arm_id: no kept row of arm 'a2'"):
+        plan_from_arms(arms, kept.head(1), base=base, source="web")
