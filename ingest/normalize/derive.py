@@ -15,12 +15,13 @@ the contract checks (`rules.RULES`) after them.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from ingest.normalize.ids import hw_pair
+from ingest.normalize.planner import Planner
 from ingest.normalize.rules import rule_flags
 from ingest.normalize.speculative import spec_batch, spec_rates_batch, spec_rates_row, spec_row
 from ingest.normalize.values import unfinite
@@ -72,19 +73,6 @@ class Plan:
     stages: tuple[tuple[pl.Expr, ...], ...]
     violations: pl.Expr
     live: frozenset[str]
-
-
-@dataclass
-class Planner:
-    """A plan being built: the columns that can be non-null so far, the stages (each one
-    `with_columns`, reading what the stages before it wrote) and the flags."""
-
-    live: set[str]
-    stages: list[list[pl.Expr]] = field(default_factory=list)
-    flags: list[pl.Expr] = field(default_factory=list)
-
-    def has(self, *cols: Col | str) -> bool:
-        return all(str(c) in self.live for c in cols)
 
 
 def derive_row(row: Row) -> None:

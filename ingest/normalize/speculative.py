@@ -15,7 +15,7 @@ import polars as pl
 from ingest.schema import Col
 
 if TYPE_CHECKING:
-    from ingest.normalize.derive import Planner
+    from ingest.normalize.planner import Planner
 
 Row = dict[str, Any]
 _SPEC_DETECTED = "detected"

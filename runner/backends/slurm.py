@@ -17,21 +17,17 @@ With ``cluster: local`` submitit runs the same executor as local processes inste
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import shlex
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
-import submitit
-from submitit.local.local import LocalJob
-
 from runner import slurmctl
-from runner.backends.base import BackendContext, CommandBackend, PointUpdate, outcome_update
+from runner.backends.base import PointUpdate, outcome_update
+from runner.backends.slurm_local import SubmititLocal
 from runner.errors import PlanError
-from runner.execute import Outcome, execute, read_outcome
+from runner.execute import Outcome, read_outcome
 from runner.jobs import JobRecord, PointRecord, PointState, now
 from runner.locks import is_held
 from runner.options import SlurmOptions
@@ -40,9 +36,6 @@ from runner.procs import STOP_FLAG
 from runner.slurmctl import TaskState
 
 log = logging.getLogger(__name__)
-
-# submitit's states of a local job that is not over yet.
-_LOCAL_ACTIVE = ("PENDING", "RUNNING", "UNKNOWN")
 
 # Slurm states that end a task, and the point state and words each stands for.
 _ENDINGS: dict[str, tuple[PointState, str]] = {
@@ -69,15 +62,12 @@ _OPTIONAL = (
 _MEMORY_KILL = ("exceeded memory limit", "exceeded job memory limit", "oom-kill", "out of memory")
 
 
-class SlurmBackend(CommandBackend):
-    """Points as a Slurm job array (sbatch), or as submitit local jobs with ``cluster: local``."""
+class SlurmBackend(SubmititLocal):
+    """Points as a Slurm job array (sbatch), or as submitit local jobs with ``cluster: local``
+    (runner/backends/slurm_local.py)."""
 
     name = "slurm"
     poll_interval_s: ClassVar[float] = 2.0
-
-    def __init__(self, ctx: BackendContext) -> None:
-        super().__init__(ctx)
-        self._jobs: dict[str, submitit.Job[Any]] = {}
 
     # ---- checks before a job is recorded -------------------------------------------------------
     @classmethod
@@ -292,16 +282,7 @@ class SlurmBackend(CommandBackend):
     # ---- cancel --------------------------------------------------------------------------------
     def cancel(self, job: JobRecord) -> dict[str, PointUpdate]:
         if self._opts(job).cluster == "local":
-            # Executors first (SIGTERM: they stop their groups and write a cancelled outcome),
-            # then submitit, which would kill them without that chance.
-            self.stop_points(job)
-            for p in job.points:
-                if p.state.terminal:
-                    continue
-                sjob = self._local_job(job, p)
-                if sjob is not None:
-                    with contextlib.suppress(OSError, RuntimeError):
-                        sjob.cancel(check=False)
+            self._cancel_local(job)
         else:
             # scancel first: Slurm sends SIGTERM to every process of a running task (the
             # executor stops its groups and writes a cancelled outcome) and SIGKILL only after
@@ -326,11 +307,6 @@ class SlurmBackend(CommandBackend):
         return super().cancel_wait_s(job) + 30.0
 
     # ---- helpers -------------------------------------------------------------------------------
-    def _opts(self, job: JobRecord) -> SlurmOptions:
-        opts = job.plan.slurm
-        assert opts is not None, "plan.require() checks this before launch"
-        return opts
-
     def _slurm_dir(self, job: JobRecord) -> Path:
         return self.ctx.table.job_dir(job.id) / "slurm"
 
@@ -355,94 +331,9 @@ class SlurmBackend(CommandBackend):
 
         self.ctx.table.update(job.id, change)
 
-    # ---- cluster: local (submitit's local executor) --------------------------------------------
-    def _folder(self, job: JobRecord) -> Path:
-        return self.ctx.table.job_dir(job.id) / "submitit" / "%j"
-
-    def _executor(self, job: JobRecord) -> submitit.AutoExecutor:
-        opts = self._opts(job)
-        executor = submitit.AutoExecutor(folder=self._folder(job), cluster=opts.cluster)
-        params: dict[str, Any] = {
-            "name": f"paretolens-{job.id}",
-            "timeout_min": opts.time_limit_min,
-            "gpus_per_node": opts.gpus_per_node,
-            "cpus_per_task": opts.cpus_per_task,
-            "mem_gb": opts.mem_gb,
-            "slurm_array_parallelism": opts.array_parallelism,
-        }
-        executor.update_parameters(**{k: v for k, v in params.items() if v is not None})
-        return executor
-
-    def _submit_local(self, job: JobRecord, pending: list[PointRecord]) -> dict[str, PointUpdate]:
-        specs = []
-        for p in pending:
-            spec = self.write_spec(job, self.plan_point(job, p.point_id))
-            for stale in ("outcome.json", "state.json", STOP_FLAG):
-                (spec.parent / stale).unlink(missing_ok=True)
-            specs.append(str(spec))
-        jobs = self._executor(job).map_array(execute, specs)
-        updates = {}
-        for p, sjob in zip(pending, jobs, strict=True):
-            self._jobs[p.point_id] = sjob
-            updates[p.point_id] = PointUpdate(
-                PointState.QUEUED,
-                submitted_at=now(),
-                handle={"slurm_job_id": str(sjob.job_id)},
-                new_attempt=True,
-            )
-        return updates
-
-    def _observe_local(self, job: JobRecord, p: PointRecord) -> PointUpdate | None:
-        pdir = self.ctx.table.point_dir(job.id, p.point_id)
-        outcome = read_outcome(pdir)
-        if outcome is not None:
-            return outcome_update(outcome)
-        if is_held(pdir / "executor.lock"):
-            return None if p.state == PointState.RUNNING else PointUpdate(PointState.RUNNING)
-        sjob = self._local_job(job, p)
-        if sjob is None:
-            return PointUpdate(
-                PointState.FAILED, reason="no slurm job id was recorded for this point"
-            )
-        state = _local_state(sjob)
-        if state.startswith(_LOCAL_ACTIVE):
-            return None
-        # The job ended and the executor left no outcome. Read once more: the outcome may have
-        # landed between the two checks.
-        outcome = read_outcome(pdir)
-        if outcome is not None:
-            return outcome_update(outcome)
-        reason = (
-            f"slurm job {sjob.job_id} ended {state} without an outcome (see {sjob.paths.stderr})"
-        )
-        if state.startswith("CANCELLED") or job.cancel_requested:
-            return PointUpdate(PointState.CANCELLED, reason=reason, finished_at=now())
-        return PointUpdate(PointState.FAILED, reason=reason, finished_at=now())
-
-    def _local_job(self, job: JobRecord, p: PointRecord) -> submitit.Job[Any] | None:
-        if p.point_id in self._jobs:
-            return self._jobs[p.point_id]
-        job_id = p.handle.get("slurm_job_id")
-        if job_id is None or self._opts(job).cluster != "local":
-            return None
-        sjob: submitit.Job[Any] = LocalJob(self._folder(job), job_id)
-        self._jobs[p.point_id] = sjob
-        return sjob
-
 
 def _array_of(p: PointRecord) -> bool:
     return "slurm_array_id" in p.handle
-
-
-def _local_state(sjob: submitit.Job[Any]) -> str:
-    state = str(sjob.state).upper()
-    # A local job rebuilt after a restart has no process handle: its id is the controller's
-    # pid, so ask the system whether that still runs.
-    if state == "RUNNING":
-        return "RUNNING"
-    if state.startswith("NO PROCESS"):
-        return "RUNNING" if _pid_alive(int(sjob.job_id)) else "FAILED"
-    return "COMPLETED" if state == "FINISHED" else state
 
 
 def _memory_line(err: Path) -> str:
@@ -475,13 +366,3 @@ def _refused_field(opts: SlurmOptions, why: str) -> str:
     if "cpu" in low:
         return "slurm.cpus_per_task"
     return "slurm.additional_parameters" if opts.additional_parameters else "slurm"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
