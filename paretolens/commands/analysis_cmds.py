@@ -245,7 +245,7 @@ def prune(
         p = prune_list(a, neighbours=neighbours, include_arm_frontier=arm_frontier, master=cfg)
         space = search_space(p, dram_utilization)
         # Arms that cannot be exported come first, each with what would make it exportable.
-        for label, why in space.skipped:
+        for label, why in space.skipped if fmt in (PruneFmt.yaml, PruneFmt.cli) else ():
             err.print(
                 f"[yellow]not exported:[/yellow] {label}: {why}", highlight=False, soft_wrap=True
             )
@@ -266,7 +266,8 @@ def prune(
                 )
                 raise typer.Exit(1)
             sys.stdout.write(dispatch_command(p) + "\n")
-        if space.skipped:
+        if space.skipped and fmt in (PruneFmt.yaml, PruneFmt.cli):
+            # The InferenceX outputs left arms out; JSON and CSV carry every kept point.
             raise typer.Exit(1)
 
 
