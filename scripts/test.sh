@@ -29,4 +29,20 @@ uv sync --frozen --quiet
 echo "== ruff check";  uv run ruff check .
 echo "== ruff format"; uv run ruff format --check .
 echo "== mypy";        uv run mypy
-echo "== pytest";      uv run pytest "$@"
+# Every tier (tests/conftest.py). `pytest` alone runs only the fast one; the other tiers here
+# override its -m. The fast tier runs on both cores (pytest-xdist); the slow (workers and
+# subprocesses), browser, reliability and Slurm tiers one test at a time (timing-sensitive runner,
+# crash and load tests, one chromium, one Slurm cluster). Extra arguments go to every run.
+tier() {
+    local name="$1"; shift
+    echo "== pytest: ${name}"
+    local rc=0
+    uv run pytest "$@" || rc=$?
+    # 5: the tier has no test (possible with a -k filter among the extra arguments).
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then exit "$rc"; fi
+}
+tier fast        -n 2 "$@"
+tier slow        -n 0 -m "slow" "$@"
+tier browser     -n 0 -m "browser" "$@"
+tier reliability -n 0 -m "reliability" "$@"
+tier slurm       -n 0 -m "slurm" "$@"

@@ -19,7 +19,7 @@ from ingest.dump import DumpError, ingest_dump, is_dump_dir
 from ingest.errors import SchemaError
 from ingest.pipeline import IngestReport, check_defaults, ingest_paths
 from ingest.schema import Col, RejectCol, RunCol
-from ingest.store import InvalidRunId, Store
+from ingest.store import InvalidRunId, Store, StoreWriteError
 from paretolens.commands.tables import keep_whole
 from paretolens.settings import SAMPLES_DIR, load_settings
 
@@ -164,7 +164,8 @@ def ingest(
                     defaults=defaults,
                     defaults_from="--set",
                 )
-    except InvalidRunId as exc:
+    except (InvalidRunId, StoreWriteError) as exc:
+        # A refused run id, or a store that cannot be written (read-only, full): nothing stored.
         err.print(f"[red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from exc
     _print_report(report, as_json)
@@ -220,7 +221,8 @@ def _emit(df: pl.DataFrame, fmt: str, output: Path | None) -> None:
         for row in df.iter_rows():
             t.add_row(*("" if v is None else str(v) for v in row))
         if output is None:
-            console.print(keep_whole(t))
+            # The terminal's width now (COLUMNS or the tty), not the one at import.
+            Console().print(keep_whole(t))
             return
         text = str(df)
     else:
