@@ -180,23 +180,34 @@ def _floats(s: pl.Series) -> tuple[FloatArray, BoolArray]:
 
 
 def _windows_numpy(
-    frame: pl.DataFrame, arm: IntArray, params: CliffParams, t_rank: IntArray | None
+    frame: pl.DataFrame,
+    arm: IntArray,
+    params: CliffParams,
+    t_rank: IntArray | None,
+    fast: bool = True,
 ) -> tuple[pl.Series, BoolArray, pl.DataFrame]:
     """The rules of `_windows_polars` as numpy passes over contiguous arms (null-aware):
     (`knee_conc` of every row, the post-cliff mask, the post-cliff rows with the columns the
-    evidence reads)."""
+    evidence reads). Arms without nulls or repeated concs (the usual sweep) take
+    `_windows_dense`, fewer passes over the same rules; `fast=False` keeps the general ones."""
     n = frame.height
     conc = frame.get_column(Col.CONC)
     if n == 0:
         empty = _windows_polars(frame, arm, params)
         return empty.get_column("knee_conc"), np.zeros(0, dtype=np.bool_), empty
     idx = np.arange(n, dtype=np.int64)
-    cnull = conc.is_null().to_numpy()
     ck = nulls_last_key(conc)
     t, tnull = _floats(frame.get_column("__t"))
     ttft, ttnull = _floats(frame.get_column("__ttft"))
     err, enull = _floats(frame.get_column("__err"))
-    starts = np.r_[True, arm[1:] != arm[:-1]]
+    starts = np.empty(n, dtype=np.bool_)
+    starts[0] = True
+    np.not_equal(arm[1:], arm[:-1], out=starts[1:])
+    no_nulls = not (conc.has_nulls() or tnull.any() or ttnull.any() or enull.any())
+    # every conc of an arm distinct: the knee is the arm's first stopping row
+    if fast and no_nulls and bool(np.all(starts[1:] | (ck[1:] > ck[:-1]))):
+        return _windows_dense(frame, conc, t, ttft, err, starts, idx, params, t_rank)
+    cnull = conc.is_null().to_numpy()
     seg = np.cumsum(starts) - 1
     seg_start = np.flatnonzero(starts)
     # Running maximum of t within the arm, skipping nulls (as `cum_max`): dense ranks offset by
@@ -249,6 +260,68 @@ def _windows_numpy(
     rows = gather(frame, sel).with_columns(
         nullable("__prev", prev[sel], prev_null[sel]),
         take(conc, best[first[sel]]).alias("__best_conc"),
+        take(conc, knee_row[sel]).alias("knee_conc"),
+        pl.Series("__knee_ttft", knee_ttft[seg[sel]]),
+        pl.Series("__low", low[sel]),
+        pl.Series("__slow", slow[sel]),
+        pl.Series("__errc", errc[sel]),
+    )
+    return take(conc, knee_row).alias("knee_conc"), post, rows
+
+
+def _windows_dense(
+    frame: pl.DataFrame,
+    conc: pl.Series,
+    t: FloatArray,
+    ttft: FloatArray,
+    err: FloatArray,
+    starts: BoolArray,
+    idx: IntArray,
+    params: CliffParams,
+    t_rank: IntArray | None,
+) -> tuple[pl.Series, BoolArray, pl.DataFrame]:
+    """`_windows_numpy` for arms with no null value and strictly rising conc: no null masks,
+    every row is its conc's first, and "conc above the knee's" is "row after the knee's"."""
+    n = len(t)
+    seg_start = np.flatnonzero(starts)
+    seg = np.cumsum(starts, dtype=np.int64)
+    seg -= 1
+    # the running maximum of t within the arm, as dense ranks offset by the arm index
+    rr = (dense(t) if t_rank is None else t_rank) + 1
+    span = int(rr.max()) + 1
+    base = seg * span
+    top = base + rr
+    np.maximum.accumulate(top, out=top)
+    top -= base
+    holder = np.zeros(span, dtype=np.int64)
+    holder[rr] = idx
+    prev = np.empty(n, dtype=np.float64)
+    prev[0] = 0.0
+    np.take(t, holder[top[:-1]], out=prev[1:])
+    # the conc of the last earlier row of the arm that set the running maximum
+    last = np.where(rr == top, idx, -1)
+    np.maximum.accumulate(last, out=last)
+    best = np.empty(n, dtype=np.int64)
+    best[0] = -1
+    best[1:] = last[:-1]
+    best[starts | (best < seg_start[seg])] = -1
+    # the knee: the first row of the arm whose next row gains less than knee_min_gain
+    stops = np.zeros(n, dtype=np.bool_)
+    stops[:-1] = ~starts[1:] & (t[1:] < t[:-1] * (1.0 + params.knee_min_gain))
+    knee_at = np.minimum.reduceat(np.where(stops, idx, n), seg_start)
+    has = knee_at < n
+    knee_ttft = np.where(has, ttft[np.where(has, knee_at, 0)], 0.0)
+    knee_row = np.where(has, knee_at, -1)[seg]
+    limit = np.maximum(knee_ttft * params.ttft_ratio, params.ttft_floor_s)[seg]
+    past = (knee_row >= 0) & (idx > knee_row)
+    low = past & (t < params.tput_fraction * prev)
+    slow = past & (ttft > limit)
+    errc = past & (err > params.error_rate)
+    post = low | slow | errc
+    sel = np.flatnonzero(post)
+    rows = gather(frame, sel).with_columns(
+        nullable("__prev", prev[sel], starts[sel]),
+        take(conc, best[sel]).alias("__best_conc"),
         take(conc, knee_row[sel]).alias("knee_conc"),
         pl.Series("__knee_ttft", knee_ttft[seg[sel]]),
         pl.Series("__low", low[sel]),

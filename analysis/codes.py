@@ -19,6 +19,8 @@ from analysis.dominance import BoolArray, IntArray
 from ingest.schema import Col
 
 _ROW = "__codes_row"
+# From this many rows, `gather` makes all-null columns instead of gathering them.
+_BIG = 1 << 14
 
 
 def dense_codes(frame: pl.DataFrame, cols: Sequence[str]) -> tuple[IntArray, IntArray]:
@@ -113,6 +115,17 @@ def gather(frame: pl.DataFrame, rows: IntArray, height: int | None = None) -> pl
         return pl.DataFrame(height=len(rows) if height is None else height)
     if len(rows) == frame.height and bool((rows == np.arange(len(rows))).all()):
         return frame
+    if len(rows) >= _BIG:
+        # columns with no value at all (a sweep without disaggregation, spec decoding, ...) are
+        # made, not gathered: a third of the identity columns of a typical frame
+        empty = [s for s in frame.iter_columns() if s.null_count() == s.len()]
+        if empty and len(empty) < frame.width:
+            names = {s.name for s in empty}
+            kept = gather(frame.drop(names), rows)
+            made = {s.name: pl.repeat(None, len(rows), dtype=s.dtype, eager=True) for s in empty}
+            return pl.DataFrame(
+                [kept.get_column(c) if c not in names else made[c].alias(c) for c in frame.columns]
+            )
     if max(frame.n_chunks("all")) > 1:
         frame = frame.rechunk()
     return frame[rows]  # row selection by an integer array (DataFrame.gather is unstable API)

@@ -3,14 +3,15 @@
 Inputs are already oriented so that bigger is better on both axes. Values are replaced by dense
 integer ranks first, so ties are exact and every group's running maximum can be one global
 `np.maximum.accumulate` (group index x span + rank). Orders are integer sorts: 16-bit keys by
-radix, wider ones packed with the row number into one int64 value sort. No Python loop touches
-a point.
+radix, wider ones packed with the row number into one int64 value sort (polars' sort: about 3x
+numpy's at a million keys). No Python loop touches a point.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+import polars as pl
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -18,8 +19,18 @@ BoolArray = npt.NDArray[np.bool_]
 
 
 def dense(values: npt.NDArray[np.generic]) -> IntArray:
-    """Dense 0-based ranks of the values (equal values share a rank)."""
-    return ranked(values)[0]
+    """Dense 0-based ranks of the values (equal values share a rank; NaNs share the last).
+
+    Numbers are ranked by polars (about twice as fast as numpy's argsort at a million values);
+    -0.0 is made 0.0 first, so the two share a rank as they compare equal.
+    """
+    if len(values) == 0 or values.dtype.kind not in "fiu":
+        return ranked(values)[0]
+    if values.dtype.kind == "f":
+        values = np.add(values, 0.0)  # -0.0 + 0.0 is 0.0
+    out: IntArray = pl.Series(values, nan_to_null=False).rank("dense").to_numpy().astype(np.int64)
+    out -= 1
+    return out
 
 
 def ranked(values: npt.NDArray[np.generic]) -> tuple[IntArray, IntArray]:
@@ -35,6 +46,13 @@ def ranked(values: npt.NDArray[np.generic]) -> tuple[IntArray, IntArray]:
             step[1:] &= ~(np.isnan(ordered[1:]) & np.isnan(ordered[:-1]))
         ranks[order] = np.cumsum(step)
     return ranks, order
+
+
+def sorted_distinct(values: IntArray) -> IntArray:
+    """np.sort(values) for int64 values that are all distinct: polars' single-threaded sort,
+    about 3x numpy's at a million values (distinct values have one sorted order)."""
+    out: IntArray = pl.Series(values).sort(multithreaded=False).to_numpy(writable=True)
+    return out
 
 
 def order_by(*keys: IntArray) -> IntArray:
@@ -58,9 +76,9 @@ def order_by(*keys: IntArray) -> IntArray:
     if total <= 2.0**16:  # numpy sorts 16-bit keys stably by radix: O(n)
         packed = packed.astype(np.uint16)
     elif n and total * n < 2.0**62:
-        # the row number as the last key makes every key distinct: a plain (SIMD) value sort
-        # is then stable, and several times faster than a stable argsort
-        ordered = np.sort(packed * n + np.arange(n, dtype=np.int64))
+        # the row number as the last key makes every key distinct: a plain value sort is
+        # then stable, and several times faster than a stable argsort
+        ordered = sorted_distinct(packed * n + np.arange(n, dtype=np.int64))
         np.remainder(ordered, n, out=ordered)
         return ordered
     order: IntArray = np.argsort(packed, kind="stable")

@@ -27,7 +27,6 @@ from analysis.dominance import (
     dominator_runs,
     nondominated_sorted,
     order_by,
-    ranked,
 )
 from analysis.polylines import Frontier, FrontierLines, LazyFrontiers, LineSet, PolylineColumns
 from ingest.schema import DEFAULT_GROUP, Col, better
@@ -279,22 +278,22 @@ def judge(
         y_rank: dense ranks of ys when the caller already has them.
         dominators: also find each point's dominators (else front, lo, counts are empty).
     """
-    x_rank, x_order = ranked(xs)
+    x_rank = dense(xs)
     yr = dense(ys) if y_rank is None else y_rank
-    higher = better(x) == "higher"
-    ox = x_rank if higher else int(x_rank.max(initial=0)) - x_rank
+    nx = int(x_rank.max(initial=0))
+    ox = x_rank if better(x) == "higher" else nx - x_rank
     oy = yr if better(y) == "higher" else int(yr.max(initial=0)) - yr
     n = len(xs)
     on_group = np.zeros(n, dtype=np.bool_)
     on_arm = np.zeros(n, dtype=np.bool_)
     if n:
-        # better x first, regrouped stably by arm (a small integer sort)
-        x_desc = x_order[::-1] if higher else x_order
-        by_arm = x_desc[order_by(arm[x_desc])]
+        # each arm with better x first (one packed integer sort)
+        back = nx - ox
+        by_arm = order_by(arm, back)
         on_arm[by_arm] = nondominated_sorted(arm[by_arm], ox[by_arm], oy[by_arm])
         # an arm is a subset of its group, so the group frontier is among the arm frontiers
-        cand = x_desc[on_arm[x_desc]]
-        by_group = cand[order_by(group[cand])]
+        cand = np.flatnonzero(on_arm)
+        by_group = cand[order_by(group[cand], back[cand])]
         on_group[by_group] = nondominated_sorted(group[by_group], ox[by_group], oy[by_group])
     if not dominators:
         none = np.zeros(0, dtype=np.int64)
@@ -303,11 +302,17 @@ def judge(
     return Judgement(on_group, on_arm, x_rank, front, lo, counts)
 
 
+# Below this many listed ids in all, `dominated_lists` builds 32-bit list offsets.
+_LIST_OFFSETS_32 = 2**31
+
+
 def dominated_lists(front_ids: pl.Series, lo: IntArray, counts: IntArray) -> pl.Series:
     """List[String] column: row i holds front_ids[lo[i] : lo[i] + counts[i]] (empty when 0)."""
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     flat = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1] - lo, counts)
     values = front_ids.gather(flat).to_arrow(compat_level=CompatLevel.newest())
+    if offsets[-1] < _LIST_OFFSETS_32:  # polars takes 32-bit offsets as they are, no cast
+        return pl.Series("dominated_by", pa.ListArray.from_arrays(offsets.astype(np.int32), values))
     arr = pa.LargeListArray.from_arrays(pa.array(offsets), values)
     return pl.Series("dominated_by", arr).cast(pl.List(pl.String))

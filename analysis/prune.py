@@ -156,10 +156,16 @@ def invalid_mask(
     return mask
 
 
-def _error_mask(points: pl.DataFrame, max_error_rate: float) -> BoolArray:
-    cond, _ = _run_checks(max_error_rate)[0]
-    mask: BoolArray = points.select(cond.fill_null(False)).to_series().to_numpy()
-    return mask
+def _placeable_masks(
+    points: pl.DataFrame, x: str, y: str, max_error_rate: float
+) -> tuple[BoolArray, BoolArray]:
+    """(`invalid_mask(..., errors=False)`, the error-rate check) in one pass, input order."""
+    (error, _), *rest = _run_checks(max_error_rate)
+    unplaceable = pl.any_horizontal(axis_unusable(x, y), *(cond for cond, _ in rest))
+    masks = points.select(
+        unplaceable.fill_null(False).alias("u"), error.fill_null(False).alias("f")
+    )
+    return masks.get_column("u").to_numpy(), masks.get_column("f").to_numpy()
 
 
 def _run_checks(max_error_rate: float) -> list[Check]:
@@ -300,18 +306,27 @@ def _judge_rows(
     n = len(order)
     # Cliffs are judged on every point that can be placed; a point with a failing error rate is
     # post-cliff when it is past its arm's knee (the load broke the server), invalid otherwise.
-    unplaceable = invalid_mask(points, x, y, max_error_rate, errors=False)[order]
-    failing = _error_mask(points, max_error_rate)[order]
+    unplaceable_in, failing_in = _placeable_masks(points, x, y, max_error_rate)
+    unplaceable, failing = unplaceable_in[order], failing_in[order]
     valid = np.flatnonzero(~unplaceable)
     v_rows = order[valid]
     ys = points.get_column(y).cast(pl.Float64).to_numpy()
     y_rank = np.zeros(n, dtype=np.int64)
     y_rank[valid] = dense(ys[v_rows])
-    # post-cliff, on the valid rows of each arm by concurrency
+    # post-cliff, on the valid rows of each arm by concurrency (then input row): the output order
+    # when it keeps each arm in one run, else the input order when that does, else a sort
     seq, arm = valid, sets.arm[v_rows]
     if not (arm_ordered and _contiguous(arm)):
-        by = order_by(arm, nulls_last_key(load_values(points))[v_rows], v_rows)
-        seq, v_rows, arm = valid[by], v_rows[by], arm[by]
+        load = nulls_last_key(load_values(points))
+        in_rows = np.flatnonzero(~unplaceable_in)
+        arm_in = sets.arm[in_rows]
+        if _contiguous(arm_in) and _ascending_within(arm_in, load[in_rows]):
+            position = np.empty(n, dtype=np.int64)
+            position[order] = np.arange(n, dtype=np.int64)
+            seq, v_rows, arm = position[in_rows], in_rows, arm_in
+        else:
+            by = order_by(arm, load[v_rows], v_rows)
+            seq, v_rows, arm = valid[by], v_rows[by], arm[by]
     t_rank = y_rank[seq] if cliff.tput == y else None
     cl = arm_cliffs(gather(cliff_frame(points, cliff), v_rows), arm, cliff, t_rank)
     post = np.zeros(n, dtype=np.bool_)
@@ -403,6 +418,13 @@ def _output_order(
         codes, first = dense_codes(points, cols)
         key = key_ranks(gather(points.select(cols), first))[codes]
     return order_by(key, nulls_last_key(load_values(points))), per_arm
+
+
+def _ascending_within(codes: IntArray, key: IntArray) -> bool:
+    """Whether `key` never decreases inside a run of equal codes."""
+    if len(codes) < 2:
+        return True
+    return bool(np.all((key[1:] >= key[:-1]) | (codes[1:] != codes[:-1])))
 
 
 def _contiguous(codes: IntArray) -> bool:

@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 
 from analysis.codes import gather
-from analysis.dominance import BoolArray, IntArray
+from analysis.dominance import BoolArray, IntArray, sorted_distinct
 from ingest.schema import Col
 
 
@@ -110,10 +110,17 @@ def _distinct(keys: IntArray) -> tuple[IntArray, IntArray]:
     n = len(keys)
     if n == 0:
         return keys, keys
-    if float(keys.max()) * n >= 2.0**62:
+    span = int(keys.max()) + 1
+    if span <= 2 * n:  # a table of the key space: no sort
+        seen = np.zeros(span, dtype=np.bool_)
+        seen[keys] = True
+        index = np.cumsum(seen, dtype=np.int64)
+        index -= 1
+        return np.flatnonzero(seen).astype(np.int64, copy=False), index[keys]
+    if float(span) * n >= 2.0**62:
         distinct, inverse = np.unique(keys, return_inverse=True)
         return distinct, inverse.reshape(-1).astype(np.int64)
-    ordered = np.sort(keys * n + np.arange(n, dtype=np.int64))  # keys then row: all distinct
+    ordered = sorted_distinct(keys * n + np.arange(n, dtype=np.int64))  # keys, then row
     sorted_keys, rows = np.divmod(ordered, n)
     new = np.r_[True, sorted_keys[1:] != sorted_keys[:-1]]
     at = np.empty(n, dtype=np.int64)
