@@ -16,6 +16,7 @@ import polars as pl
 
 from analysis.cliff import CliffParams
 from analysis.confounds import confounds
+from analysis.evals import accuracy_columns
 from analysis.interpolate import FrontierGap, frontier_gap
 from analysis.pareto import Frontier
 from analysis.prune import DEFAULT_MAX_ERROR_RATE, analyze_points
@@ -95,6 +96,7 @@ def compare_runs(
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
     metrics: Sequence[str] = HEADLINE_METRICS,
     slo: Slo = Slo(),
+    evals: pl.DataFrame | None = None,
 ) -> RunComparison:
     """Compare a candidate run with a base run (points may hold other runs; they are ignored).
 
@@ -103,7 +105,10 @@ def compare_runs(
         `<m>_delta_pct` for each metric, both verdicts and `confounds` (what else differs
         between the two points: image, runner, server flags, ...); `arms` has `x_lo`, `x_hi`,
         `uplift_pct` (x-averaged: 100 x (area_candidate / area_base - 1)), `mean_delta_pct`
-        (mean of the deltas at the measured x values) and `area_between`.
+        (mean of the deltas at the measured x values) and `area_between`. With `evals` (rows
+        of the store's `evals` table), `points` and `arms` also carry the arm's headline
+        accuracy in each run (`accuracy_baseline` = base, `accuracy_treatment` = candidate)
+        and `accuracy_flag` (`analysis.evals.accuracy_columns`).
     """
     pts = points.filter(pl.col(Col.RUN_ID).is_in([base_run, candidate_run]))
     a = analyze_points(pts, x, y, group_by, cliff, max_error_rate, max_dominated_by=0, slo=slo)
@@ -189,6 +194,11 @@ def compare_runs(
             group_rows.append(
                 {**{str(c): v for c, v in zip(gkeys, key, strict=True)}, **_gap_row(gap)}
             )
+    arms_frame = pl.DataFrame(arm_rows, infer_schema_length=None)
+    if evals is not None:
+        per, arms_frame = (
+            _with_accuracy(f, pts, evals, base_run, candidate_run) for f in (per, arms_frame)
+        )
     return RunComparison(
         base_run,
         candidate_run,
@@ -196,12 +206,25 @@ def compare_runs(
         str(y),
         tuple(str(m) for m in metrics),
         per,
-        pl.DataFrame(arm_rows, infer_schema_length=None),
+        arms_frame,
         pl.DataFrame(group_rows, infer_schema_length=None),
         only_b,
         only_c,
         slo,
     )
+
+
+def _with_accuracy(
+    frame: pl.DataFrame, pts: pl.DataFrame, evals: pl.DataFrame, base: str, cand: str
+) -> pl.DataFrame:
+    """The frame (rows of matched arms) with each run's headline accuracy of the arm."""
+    if not frame.height:
+        return frame
+    sides = frame.select(
+        pl.col(Col.ARM_ID), pl.lit(base).alias("__b"), pl.lit(cand).alias("__c")
+    ).with_columns(pl.col(Col.ARM_ID).alias("__arm"))
+    out = accuracy_columns(sides, pts, evals, [("__b", "__arm"), ("__c", "__arm")])
+    return pl.concat([frame, out.drop(Col.ARM_ID, "__b", "__c", "__arm")], how="horizontal")
 
 
 def comparison_json(cmp: RunComparison) -> dict[str, Any]:

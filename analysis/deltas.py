@@ -19,6 +19,7 @@ import polars as pl
 
 from analysis.cliff import CliffParams
 from analysis.confounds import confounds
+from analysis.evals import accuracy_columns
 from analysis.interpolate import FrontierGap, frontier_gap
 from analysis.pareto import Frontier
 from analysis.prune import DEFAULT_MAX_ERROR_RATE, analyze_points
@@ -171,6 +172,7 @@ def compute_deltas(
     cliff: CliffParams = CliffParams(),
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
     metrics: Sequence[str] = DELTA_METRICS,
+    evals: pl.DataFrame | None = None,
 ) -> Deltas:
     """A/B deltas of arms paired on `axis`, at each concurrency both measured and on the frontier.
 
@@ -181,6 +183,9 @@ def compute_deltas(
         x, y, group_by, cliff, max_error_rate: how arm frontiers (post-cliff and invalid points
             removed) are built for the frontier-level delta at matched x.
         metrics: metrics reported as `<m>_baseline`, `<m>_treatment`, `<m>_delta_pct`.
+        evals: rows of the store's `evals` table; when given, `table` and `frontier` rows also
+            carry each arm's headline accuracy (`accuracy_task`, `accuracy_baseline`,
+            `accuracy_treatment`) and `accuracy_flag` (`analysis.evals.accuracy_columns`).
 
     Returns:
         Deltas; `table` rows also carry each side's verdict and `al_measured`, and `confounds`.
@@ -256,15 +261,14 @@ def compute_deltas(
         ]
         first = [*lead, "flag", "confounds"]
         table = table.select(*first, *[c for c in table.columns if c not in first])
-    return Deltas(
-        axis,
-        str(x),
-        str(y),
-        pairs,
-        table,
-        pl.DataFrame(front_rows, infer_schema_length=None),
-        tuple(gaps),
-    )
+    frontier = pl.DataFrame(front_rows, infer_schema_length=None)
+    if evals is not None:
+        sides = [("baseline_run_id", "baseline_arm_id"), ("treatment_run_id", "treatment_arm_id")]
+        if table.height:
+            table = accuracy_columns(table, points, evals, sides)
+        if frontier.height:
+            frontier = accuracy_columns(frontier, points, evals, sides)
+    return Deltas(axis, str(x), str(y), pairs, table, frontier, tuple(gaps))
 
 
 def _gap_fields(

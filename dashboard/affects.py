@@ -27,6 +27,8 @@ class Part(StrEnum):
     RANKING = "ranking"  # the arms ranked at x
     CHARTS = "charts"  # the drawn charts (redrawn)
     CHART_STYLE = "chart_style"  # the drawn charts, updated by a patch (axes type, hidden, pin)
+    BASELINE = "baseline"  # the baseline drawn under the run and its uplift (issue 14)
+    PRUNED = "pruned"  # the pruned list and its exports (prune options, issue 13)
 
 
 # Each part is rebuilt when a part it is built on changes.
@@ -36,10 +38,23 @@ BUILT_ON: dict[Part, tuple[Part, ...]] = {
     Part.SECOND: (Part.POINTS,),
     Part.DELTAS: (Part.MAIN,),
     Part.RANKING: (Part.MAIN,),
-    Part.CHARTS: (Part.MAIN, Part.SECOND),
+    Part.BASELINE: (Part.MAIN,),
+    Part.PRUNED: (Part.MAIN,),
+    Part.CHARTS: (Part.MAIN, Part.SECOND, Part.BASELINE),
 }
 # The parts a `RunData` holds (its cache key is the fields that affect one of them).
-DATA_PARTS = frozenset({Part.RUNS, Part.POINTS, Part.MAIN, Part.SECOND, Part.DELTAS, Part.RANKING})
+DATA_PARTS = frozenset(
+    {
+        Part.RUNS,
+        Part.POINTS,
+        Part.MAIN,
+        Part.SECOND,
+        Part.DELTAS,
+        Part.RANKING,
+        Part.BASELINE,
+        Part.PRUNED,
+    }
+)
 # The parts the table tabs and the ranking show (the second plane only has a chart).
 TABLE_PARTS = DATA_PARTS - {Part.SECOND}
 

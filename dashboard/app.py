@@ -32,7 +32,7 @@ from dashboard.context import AppContext
 from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
 from dashboard.ids import Id
-from dashboard.pages import compare, index, jobs, missing, points, run
+from dashboard.pages import compare, embed, history, index, jobs, missing, points, run
 from dashboard.settings import AppSettings, LocalSettings, allowed_hosts
 from dashboard.state import CompareView, RunView
 from dashboard.style import WEBGL_THRESHOLD
@@ -49,6 +49,7 @@ PAGES: dict[str, tuple[str, Page]] = {
     urls.POINTS_PATH: ("run", points.layout),
     urls.COMPARE_PATH: ("compare", compare.layout),
     urls.JOBS_PATH: ("jobs", jobs.layout),
+    urls.HISTORY_PATH: ("runs", history.layout),
 }
 
 
@@ -66,7 +67,7 @@ ChartsOf = Callable[[str, str], str | None]
 # layout is rendered); the page preloads them. The ag-grid chunk follows the grid library.
 DCC_CHUNKS = "_dash-component-suites/dash/dcc/"
 CHART_CHUNKS = ("async-graph.js", "async-dropdown.js")
-CHART_PATHS = (urls.RUN_PATH, urls.COMPARE_PATH)
+CHART_PATHS = (urls.RUN_PATH, urls.COMPARE_PATH, urls.HISTORY_PATH)
 AG_GRID_CHUNK = "_dash-component-suites/dash_ag_grid/async-community.js"
 
 
@@ -147,6 +148,8 @@ def plotly_bundle(source: DataSource) -> ChartsOf:
         elif path == urls.COMPARE_PATH:
             cview = CompareView.parse(query)[0]
             runs = tuple(r for r in (cview.base, cview.candidate) if r)
+        elif path == urls.HISTORY_PATH:
+            return "basic"  # one point per run and arm
         else:
             return None
         cat = source.catalog()
@@ -213,9 +216,16 @@ def _page_of_request() -> tuple[str, str] | None:
 
 
 def _security_headers(resp: flask.Response, csp: str) -> flask.Response:
+    if flask.has_request_context() and flask.request.path == urls.EMBED_PATH:
+        # The one page other sites may frame (issue 14): its own frame-ancestors, no
+        # X-Frame-Options (which has no "allow" value); every other header as elsewhere.
+        csp = csp.replace(
+            "frame-ancestors 'none'", f"frame-ancestors {embed.EMBED_FRAME_ANCESTORS}"
+        )
+    else:
+        resp.headers.setdefault("X-Frame-Options", "DENY")
     resp.headers.setdefault("Content-Security-Policy", csp)
     resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-    resp.headers.setdefault("X-Frame-Options", "DENY")
     resp.headers.setdefault("Referrer-Policy", "same-origin")
     return resp
 
@@ -282,7 +292,7 @@ def create_app(
     dash_app = _Dash(
         __name__,
         assets_folder=str(ASSETS),
-        assets_ignore=r"plotly-.*\.js",
+        assets_ignore=r"(plotly-.*|embed)\.js",
         title="paretolens",
         update_title=None,  # type: ignore[arg-type]  # Dash: None keeps the title as it is
         suppress_callback_exceptions=True,
@@ -318,6 +328,17 @@ def create_app(
         page.register(dash_app, ctx)
     c.register_copy_link(dash_app)
     export.register_routes(dash_app.server, source, settings, ctx.fetcher, ctx.throttle)
+
+    def embed_page() -> flask.Response:
+        query = flask.request.query_string.decode("utf-8", "replace")
+        plotly = dash_app.get_asset_url(
+            PLOTLY_BUNDLES[plotly_bundle(source)(urls.RUN_PATH, query) or "basic"]
+        )
+        return embed.response(source, query, plotly, dash_app.get_asset_url(embed.EMBED_SCRIPT))
+
+    dash_app.server.add_url_rule(urls.EMBED_PATH, "embed", embed_page, methods=["GET"])
+
+    export.not_found_guard(dash_app.server, lambda: PAGES)
     csp = "; ".join(
         [
             "default-src 'self'",

@@ -8,6 +8,7 @@ from functools import cached_property
 import polars as pl
 
 from analysis import Analysis, RunComparison, analyze_points, compare_runs, comparison_markdown
+from analysis.cost import cost_columns, load_hardware
 from dashboard.facets import arm_names, arm_order
 from dashboard.planes import chart_plane
 from dashboard.state import CompareView
@@ -25,7 +26,8 @@ class CompareData:
     def points(self) -> pl.DataFrame:
         """Points of both runs."""
         runs = [r for r in (self.view.base, self.view.candidate) if r]
-        return self.store.points(runs)
+        # The cost and energy columns filled, so the cost y choices draw here too (issue 14).
+        return cost_columns(self.store.points(runs), load_hardware())
 
     @cached_property
     def comparison(self) -> RunComparison:

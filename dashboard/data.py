@@ -29,16 +29,29 @@ from analysis import (
     load_golden_tables,
     prune_list,
     pruned_json,
-    search_space_yaml,
 )
+from analysis.cost import (
+    COST_COLUMNS,
+    Costs,
+    HardwareFile,
+    axis_label,
+    load_hardware,
+    parse_hwcost,
+    with_costs,
+)
+from analysis.export import SearchSpace, search_space
 from analysis.pruned import selection_list
 from analysis.ranking import rank_at
 from analysis.slo import parse_slo
+from analysis.sweep_config import SweepConfig
+from dashboard import pruning
 from dashboard.affects import DATA_PARTS, Part, fields_affecting, fields_sparing
+from dashboard.baselines import Baseline, build_baseline
 from dashboard.cache import LRU, file_version, store_version
 from dashboard.comparing import CompareData
 from dashboard.facets import ARM_NAME, Option, arm_names, arm_order, facets, filter_expr
 from dashboard.planes import chart_plane, verdict_points
+from dashboard.pruning import yaml_problem
 from dashboard.state import CompareView, RunView
 from ingest.schema import DEFAULT_GROUP, Col, RejectCol, RunCol, SeriesCol
 from ingest.store import Store
@@ -54,6 +67,10 @@ POINT_FIELDS = fields_affecting(RunView, Part.POINTS)
 MAIN_FIELDS = fields_affecting(RunView, Part.MAIN)
 SECOND_FIELDS = fields_affecting(RunView, Part.SECOND)
 DELTA_FIELDS = fields_affecting(RunView, Part.DELTAS)
+BASELINE_FIELDS = fields_affecting(RunView, Part.BASELINE)
+# The cost and energy columns (issue 14): null in the store, filled for the view's points.
+COST_NAMES = frozenset(str(c) for c in COST_COLUMNS)
+PRUNED_FIELDS = fields_affecting(RunView, Part.PRUNED)
 
 
 class DataSource:
@@ -65,6 +82,15 @@ class DataSource:
         self._cache = LRU(32)
         # Parts of RunData shared by views that differ in fields the part does not read.
         self._parts = LRU(128)
+
+    @cached_property
+    def hardware(self) -> HardwareFile:
+        """The per-hardware power and $/GPU-h figures (data/hardware.yaml) of the cost columns."""
+        return load_hardware()
+
+    def costs(self, points: pl.DataFrame, hwcost: str) -> Costs:
+        """`points` with the cost and energy columns filled (`hwcost`: the view's overrides)."""
+        return with_costs(points, self.hardware, parse_hwcost(hwcost))
 
     @cached_property
     def golden(self) -> tuple[GoldenTable, ...]:
@@ -118,13 +144,32 @@ class DataSource:
         facet_cols = [Col.MODEL_PREFIX, Col.HW, Col.FRAMEWORK, Col.PRECISION, Col.SCENARIO]
         per_run = self.store.collect(
             lambda lf: (
-                lf.select(Col.RUN_ID, *facet_cols)
+                lf.select(Col.RUN_ID, Col.MODEL, *facet_cols)
+                .with_columns(
+                    # a run whose points name no model prefix is listed by its model's name
+                    pl.coalesce(
+                        pl.col(Col.MODEL_PREFIX).replace("", None),
+                        pl.col(Col.MODEL).str.extract(r"models--[^/]+--([^/]+)"),
+                        pl.col(Col.MODEL).str.strip_chars_end("/").str.split("/").list.last(),
+                    ).alias(Col.MODEL_PREFIX)
+                )
                 .group_by(Col.RUN_ID)
                 .agg([pl.col(c).drop_nulls().unique().sort().str.join(", ") for c in facet_cols])
             )
         )
         return runs.join(per_run, on=RunCol.RUN_ID, how="left").sort(
             RunCol.CREATED_AT, RunCol.RUN_ID, descending=True, nulls_last=True
+        )
+
+    def master_configs(self) -> dict[str, Path]:
+        """The master configs the server knows: name -> file (`<store>/master-configs/`)."""
+        return pruning.master_configs(self.store)
+
+    def master_config(self, name: str) -> SweepConfig:
+        """A known master config, validated (`pruning.load_master`; cached per file version)."""
+        path = pruning.master_path(self.store, name)
+        return self._cache.get(
+            ("master", name, file_version(path)), lambda: pruning.load_master(path)
         )
 
     def series(self, run_id: str, point_id: str) -> pl.DataFrame:
@@ -178,11 +223,68 @@ class RunData:
         )
 
     @cached_property
-    def points(self) -> pl.DataFrame:
-        """The points the filters keep."""
+    def costed(self) -> Costs:
+        """The points the filters keep, with the cost and energy columns filled (`hwcost`), and
+        which hardware lacked figures."""
         return self._shared(
-            "points", POINT_FIELDS, lambda: self.all_points.filter(filter_expr(self.view))
+            "points",
+            POINT_FIELDS,
+            lambda: self.source.costs(
+                self.all_points.filter(filter_expr(self.view)), self.view.hwcost
+            ),
         )
+
+    @cached_property
+    def points(self) -> pl.DataFrame:
+        """The points the filters keep (cost and energy columns filled)."""
+        return self.costed.frame
+
+    @property
+    def baseline(self) -> Baseline | None:
+        """The view's baseline (`baseline=`) against its first run, with the per-arm uplift; the
+        main-branch baseline reads other runs, so it is keyed on the whole store's version."""
+        if not self.view.baseline:
+            return None
+        key = (
+            "baseline",
+            tuple(getattr(self.view, f) for f in BASELINE_FIELDS),
+            store_version(self.source.store, None),
+        )
+        return self.source._parts.get(
+            key,
+            lambda: build_baseline(
+                self.view,
+                self.points,
+                self.names,
+                self.source.runs(),
+                self.source.store.points,
+                lambda frame: self.source.costs(frame, self.view.hwcost).frame,
+            ),
+        )
+
+    def y_title(self, y: str | None = None) -> str | None:
+        """The y-axis title of a cost or energy column (cost class, power figure, overridden
+        hardware, unit); None for the other columns (their menu label and unit)."""
+        col = y or self.view.y
+        if col not in COST_NAMES:
+            return None
+        return axis_label(col, tuple(parse_hwcost(self.view.hwcost)))
+
+    def cost_notes(self) -> list[str]:
+        """The cost caption: where the figures come from and which hardware lacks them."""
+        if self.view.y not in COST_NAMES and not self.view.hwcost:
+            return []
+        hw = self.source.hardware
+        used = sorted(
+            {s for spec in hw.hardware.values() for s in (spec.power_source, spec.cost_source)}
+        )
+        sources = "; ".join(
+            f"{hw.sources[s].title} ({hw.sources[s].url or hw.sources[s].repo})" for s in used
+        )
+        head = f"Cost and energy figures per GPU from data/hardware.yaml: {sources}."
+        if self.view.hwcost:
+            head += f" Overridden in the URL (hwcost): {self.view.hwcost}."
+        return [head, *self.costed.notes()]
 
     @cached_property
     def facets(self) -> dict[str, list[Option]]:
@@ -273,17 +375,51 @@ class RunData:
         )
 
     @cached_property
+    def master(self) -> tuple[SweepConfig | None, str | None]:
+        """The view's master config (`master=`), or None and why it is not used."""
+        if not self.view.master:
+            return None, None
+        try:
+            return self.source.master_config(self.view.master), None
+        except ValueError as exc:
+            return None, f"master={self.view.master} not used: {exc}"
+
+    @cached_property
     def pruned(self) -> PrunedList:
-        """The points worth the full sweep (from the main-plane verdicts)."""
-        return self._shared("pruned", MAIN_FIELDS, lambda: prune_list(self.analysis))
+        """The points worth the full sweep (from the main-plane verdicts), with the view's prune
+        options (`neighbours`, `arm_frontier`, `master`) as `paretolens prune` takes them."""
+        return self._shared(
+            "pruned",
+            (*MAIN_FIELDS, *PRUNED_FIELDS),
+            lambda: prune_list(
+                self.analysis,
+                neighbours=self.view.neighbours,
+                include_arm_frontier=self.view.arm_frontier,
+                master=self.master[0],
+            ),
+        )
+
+    @cached_property
+    def pruned_space(self) -> SearchSpace | str:
+        """The kept arms as a master-config snippet, or why they cannot be one."""
+        try:
+            return search_space(self.pruned)
+        except ValueError as exc:
+            return f"cannot export this pruned list as a master-config snippet: {exc}"
 
     @cached_property
     def pruned_yaml(self) -> str:
         """The pruned list as an InferenceX search-space snippet (or why it cannot be one)."""
-        try:
-            return search_space_yaml(self.pruned)
-        except ValueError as exc:
-            return f"# cannot export this pruned list as a master-config snippet: {exc}\n"
+        space = self.pruned_space
+        return f"# {space}\n" if isinstance(space, str) else space.yaml()
+
+    @cached_property
+    def pruned_check(self) -> str | None:
+        """Why the YAML shown would not be a valid master config (None: it is one). The text
+        itself is read back and validated, so what a user copies is what was checked."""
+        if isinstance(self.pruned_space, str):
+            return self.pruned_space
+        return yaml_problem(self.pruned_yaml)
 
     @cached_property
     def pruned_cli(self) -> str:

@@ -13,7 +13,7 @@ import json
 import logging
 import re
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -32,12 +32,13 @@ from dashboard import auth, launching, urls
 from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
 from dashboard.settings import AppSettings
-from dashboard.state import CompareView, IndexView, JobsView, RunView
+from dashboard.state import CompareView, HistoryView, IndexView, JobsView, RunView
 from dashboard.tables import (
     COMPARE_TABLES,
     TABLES,
     Table,
     compare_table,
+    history_table,
     index_table,
     jobs_table,
     run_table,
@@ -55,6 +56,7 @@ CONTENT_TYPES = {
     "parquet": "application/vnd.apache.parquet",
     "yaml": "application/yaml; charset=utf-8",
     "txt": "text/plain; charset=utf-8",
+    "md": "text/markdown; charset=utf-8",
 }
 
 
@@ -148,7 +150,7 @@ def _filename(table: str, view: object, fmt: str) -> str:
 class Export:
     """One exportable table: the view model its query parses into and how to get the table."""
 
-    view: type[RunView] | type[IndexView] | type[CompareView] | type[JobsView]
+    view: type[RunView] | type[IndexView] | type[CompareView] | type[JobsView] | type[HistoryView]
     table: Callable[[DataSource, Any], Table]
 
 
@@ -171,6 +173,7 @@ EXPORTS: dict[str, Export] = {
 }
 EXPORTS["runs"] = Export(IndexView, index_table)
 EXPORTS["jobs"] = Export(JobsView, lambda source, view: jobs_table(source.store, view))
+EXPORTS["history"] = Export(HistoryView, history_table)  # issue 14
 
 
 def export_response(source: DataSource, filename: str, query: str) -> Response:
@@ -183,17 +186,27 @@ def export_response(source: DataSource, filename: str, query: str) -> Response:
     spec = EXPORTS.get(name)
     if spec is None:
         raise ExportError(404, f"unknown table {name!r}; tables: {', '.join(EXPORTS)}")
-    formats = urls.PRUNED_FORMATS if name == "pruned" else urls.EXPORT_FORMATS
+    formats = urls.EXTRA_FORMATS.get(name, urls.EXPORT_FORMATS)
     if fmt not in formats:
         raise ExportError(404, f"unknown format {fmt!r} for {name}; formats: {', '.join(formats)}")
     view, _notes = spec.view.parse(query)
     if isinstance(view, RunView) and not view.runs:
         raise ExportError(400, "no run in the query: add unofficialRun=<run id>")
+    _known_runs(source, view)
     body: str | bytes
-    if name == "pruned" and fmt in ("yaml", "txt", "json"):
+    if name == "baseline" and fmt == "md":  # issue 14: the PR markdown of the uplift
+        assert isinstance(view, RunView)
+        b = source.run_data(view).baseline
+        if b is None:
+            raise ExportError(400, "no baseline in the query: add baseline=<run id>|main")
+        body = b.markdown
+    elif name == "pruned" and fmt in ("yaml", "txt", "json"):
         assert isinstance(view, RunView)
         data = source.run_data(view)
         if fmt == "yaml":
+            # Only a snippet that validates as a master config is handed out (issue 13).
+            if data.pruned_check is not None:
+                raise ExportError(422, data.pruned_check)
             body = data.pruned_yaml
         elif fmt == "txt":
             body = data.pruned_cli + "\n"
@@ -210,6 +223,47 @@ def export_response(source: DataSource, filename: str, query: str) -> Response:
     resp = Response(body, content_type=CONTENT_TYPES[fmt])
     resp.headers["Content-Disposition"] = f'attachment; filename="{_filename(name, view, fmt)}"'
     return resp
+
+
+def _known_runs(source: DataSource, view: object) -> None:
+    """Refuse (404) an export of runs the store does not have: an empty table would read as
+    "the run has no points".
+
+    Raises:
+        ExportError: 404 naming the runs not in the store.
+    """
+    if isinstance(view, RunView):
+        runs: tuple[str, ...] = view.runs
+    elif isinstance(view, CompareView):
+        runs = tuple(r for r in (view.base, view.candidate) if r)
+    else:
+        return
+    have = set(source.store.run_ids())
+    missing = [r for r in runs if r not in have]
+    if missing:
+        raise ExportError(
+            404,
+            f"run{'s' if len(missing) > 1 else ''} {', '.join(missing)} not in the store: "
+            "ingest it (paretolens ingest PATH --run-id ID) or fetch it (paretolens fetch ID)",
+        )
+
+
+def not_found_guard(server: Flask, pages: Callable[[], Collection[str]]) -> None:
+    """Answer 404 (the page still says "Not found") for a path that is no page of the app:
+    Dash serves its page shell at every path, which would answer 200."""
+
+    @server.after_request
+    def _status(resp: Response) -> Response:
+        rule = request.url_rule.rule if request.url_rule is not None else ""
+        if (
+            resp.status_code == 200
+            and request.method == "GET"
+            and rule.endswith("<path:path>")
+            and "/_dash" not in rule
+            and (request.path.rstrip("/") or "/") not in pages()
+        ):
+            resp.status_code = 404
+        return resp
 
 
 # ---- routes --------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ import polars as pl
 from dash import Patch
 
 from analysis import Frontier
+from dashboard.baselines import Baseline
+from dashboard.planes import PARALLELISM
 from dashboard.state import X_CHOICES
 from dashboard.style import (
     ENVELOPE_COLOR,
@@ -61,6 +63,7 @@ def frontier_figure(
     x: str, y: str, runs: Sequence[str], arm_order: dict[str, int], hidden: Sequence[str] = (),
     frontier_only: bool = False, labels: str = "conc", logx: bool = False, logy: bool = False,
     pinned: str | None = None, at: float | None = None, title: str = "", legend: bool = True,
+    baseline: Baseline | None = None, y_title: str | None = None,
 ) -> Figure:  # fmt: skip
     """Throughput against an x metric: points per (arm, run), arm frontiers, group envelopes.
 
@@ -69,6 +72,10 @@ def frontier_figure(
             columns), already filtered to the view.
         arm_frontiers, group_frontiers: polylines from the same analysis.
         hidden: legend tokens (`token(arm, run)`, `envelope~run`) drawn as legend-only.
+        baseline: a baseline drawn under the run (issue 14): its arm frontiers solid, the
+            compared run's dashed with ✕ markers (as InferenceX), and per arm the uplift of the
+            run over the baseline shaded between the two on their common x range, labelled.
+        y_title: the y-axis title, when not the column's menu label and unit (cost columns).
     """
     run_index = {r: i for i, r in enumerate(runs)}
     multi, hide = len(runs) > 1, set(hidden)
@@ -100,7 +107,7 @@ def frontier_figure(
     name_col = name_column(rows)
     f = point_fields(
         rows, run_index=run_index, compact=kind == "scattergl", labels=text,
-        extra=(Col.ARM_ID, Col.RUN_ID, name_col),
+        extra=(Col.ARM_ID, Col.RUN_ID, name_col, PARALLELISM),
     )  # fmt: skip
     series = _series(f)
     if len(series) > MAX_SERIES:
@@ -115,11 +122,16 @@ def frontier_figure(
             # Along x (NaN last, as polars sorts), ties in row order.
             ix = sorted(series[(arm_id, run_id)], key=lambda i: (xs[i] != xs[i], xs[i]))
             tok, color = token(arm_id, run_id), arm_color(arm_order.get(str(arm_id), 0))
-            label = str(names[series[(arm_id, run_id)][0]])
+            first = series[(arm_id, run_id)][0]
+            label = str(names[first])
+            if labels == "parallelism":  # InferenceX's Parallelism Labels: on legends too
+                label = legend_label(label, f[PARALLELISM][first])
             name = inert(f"{label} · run {run_id}" if multi else label)
             line = lines.get((arm_id, run_id))
+            over = baseline is not None and str(run_id) == baseline.run_id
             if line is not None:
                 dash = RUN_DASHES[run_index.get(str(run_id), 0) % len(RUN_DASHES)]
+                dash = "dash" if over else dash
                 traces.append(
                     line_trace(
                         line.xs,
@@ -145,12 +157,22 @@ def frontier_figure(
             )
             points["showlegend"] = False
             symbol = RUN_SYMBOLS[run_index.get(str(run_id), 0) % len(RUN_SYMBOLS)]
+            if over:  # the run over a baseline: ✕ markers (InferenceX's unofficial-run style)
+                points["marker"]["symbol"] = [
+                    s if s.startswith("x-thin") else "x" + s.removeprefix(symbol)
+                    for s in points["marker"]["symbol"]
+                ]
+                symbol = "x"
             traces += [points, legend_trace(name, color, symbol, tok, hidden=tok in hide)]
+    if baseline is not None:
+        traces += baseline_traces(baseline, arm_order, template, kind)
     xs, ys = pinned_xy(rows, pinned)
     traces.append({"type": "scatter", "x": xs, "y": ys, "mode": "markers", "name": "pinned point",
                    "marker": {"symbol": "circle-open", "size": 22, "color": "#000", "line": {"width": 2.5}},
                    "hoverinfo": "skip", "showlegend": False, "meta": "pinned"})  # fmt: skip
-    layout = base_layout(title, x, y, logx, logy, revision=revision(runs, x, y, logx, logy))
+    layout = base_layout(
+        title, x, y, logx, logy, revision=revision(runs, x, y, logx, logy), y_title=y_title
+    )
     layout["showlegend"] = legend
     if len(series) > MAX_SERIES:
         layout["legend"]["title"]["text"] = (
@@ -180,6 +202,8 @@ def frontier_figure(
                 "font": {"size": 11},
             }
         )
+    if baseline is not None:
+        notes += uplift_annotations(baseline, arm_order)
     if not rows.height:
         notes.append(
             {
@@ -194,6 +218,85 @@ def frontier_figure(
         )
     layout["annotations"] = notes
     return {"data": traces, "layout": layout}
+
+
+def legend_label(name: str, parallelism: object) -> str:
+    """An arm's legend entry prefixed with its InferenceX parallelism label (`DEP8 · ...`),
+    unless the name already holds it as a word (`TP8 EP1 | no spec` is TP8 already)."""
+    par = str(parallelism or "")
+    if not par or par in name.replace("|", " ").split():
+        return name
+    return f"{par} · {name}"
+
+
+UPLIFT_META = "uplift"  # `name` of the uplift annotations, meta of the shaded areas
+
+
+def _pct(v: float | None) -> str:
+    return "no area" if v is None else f"{v:+.1f}%"
+
+
+def baseline_traces(
+    b: Baseline, arm_order: dict[str, int], template: str, kind: str
+) -> list[dict[str, Any]]:
+    """A baseline under the run: per arm its frontier (solid), its points (faded circles) and the
+    shaded gap to the run's frontier on their common x range (PCHIP values at the measured x)."""
+    out: list[dict[str, Any]] = []
+    tag = "main" if b.requested == "main" else b.base_id
+    rows = drawable(b.plane, False)
+    names = dict(zip(rows.get_column(Col.ARM_ID), rows.get_column(name_column(rows)), strict=True))
+    for gap in b.gaps:
+        color = arm_color(arm_order.get(gap.arm_id, 0))
+        out.append({
+            "type": "scatter", "x": [*gap.xs, *reversed(gap.xs)], "y": [*gap.run, *reversed(gap.base)],
+            "mode": "lines", "fill": "toself", "fillcolor": _tint(color), "line": {"width": 0, "color": color},
+            "name": inert(f"uplift {_pct(gap.uplift_pct)}"), "showlegend": False, "hoverinfo": "text",
+            "text": inert(f"{names.get(gap.arm_id, gap.arm_id)}: {_pct(gap.uplift_pct)} over baseline {tag} "
+                          f"at matched x {gap.lo:.4g}–{gap.hi:.4g} (mean Δ {_pct(gap.mean_delta_pct)})"),
+            "meta": UPLIFT_META,
+        })  # fmt: skip
+    for fr in b.frontiers:
+        arm = str(dict(fr.key).get(Col.ARM_ID))
+        color = arm_color(arm_order.get(arm, 0))
+        name = inert(f"{names.get(arm, fr.label)} · baseline {tag}")
+        out.append(line_trace(fr.xs, fr.ys, name=name, color=color, width=2.5))
+    if rows.height:
+        f = point_fields(rows, run_index={}, compact=kind == "scattergl", labels=None,
+                         extra=(Col.ARM_ID,))  # fmt: skip
+        arms = f[Col.ARM_ID]
+        ix = list(range(rows.height))
+        trace = fields_trace(
+            f, ix, kind=kind, name=inert(f"baseline {tag}"),
+            color=[arm_color(arm_order.get(str(arms[i]), 0)) for i in ix],
+            labels=False, template=template,
+        )  # fmt: skip
+        trace["marker"]["size"] = 7
+        out.append(trace)
+    out.append(
+        {"type": "scatter", "x": [None], "y": [None], "mode": "lines+markers",
+         "name": inert(f"baseline {tag} (solid) · run (dashed, ✕)"), "hoverinfo": "skip",
+         "line": {"color": "#555", "width": 2.5}, "marker": {"color": "#555", "symbol": "circle"}}
+    )  # fmt: skip
+    return out
+
+
+def uplift_annotations(b: Baseline, arm_order: dict[str, int]) -> list[dict[str, Any]]:
+    """The uplift of each arm over the baseline, written on its shaded area."""
+    out = []
+    for gap in b.gaps:
+        mid = (gap.lo + gap.hi) / 2
+        ys = [*gap.base, *gap.run]
+        out.append({
+            "x": mid, "y": (min(ys) + max(ys)) / 2, "text": _pct(gap.uplift_pct), "showarrow": False,
+            "font": {"size": 12, "color": arm_color(arm_order.get(gap.arm_id, 0))},
+            "bgcolor": "rgba(255,255,255,0.75)", "name": f"{UPLIFT_META}{SEP}{gap.arm_id}",
+        })  # fmt: skip
+    return out
+
+
+def _tint(color: str, alpha: float = 0.22) -> str:
+    r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
 
 
 def _nothing_drawn(plane: pl.DataFrame, x: str, y: str) -> str:

@@ -39,6 +39,10 @@ class Id(StrEnum):
     PRUNED_DROPPED_GRID = "pruned-dropped-grid"
     PRUNED_YAML = "pruned-yaml"
     PRUNED_CLI = "pruned-cli"
+    PRUNED_COPY_YAML = "pruned-copy-yaml"
+    PRUNED_COPY_CLI = "pruned-copy-cli"
+    PRUNED_SKIPPED = "pruned-skipped"
+    PRUNED_INVALID = "pruned-invalid"
     REJECTS_GRID = "rejects-grid"
     EXPORTS = "exports"
     COPY_LINK = "copy-link"
@@ -87,6 +91,12 @@ class Id(StrEnum):
     COMPARE_MARKDOWN_TEXT = "compare-markdown-text"
     # points page
     ALL_POINTS_GRID = "all-points-grid"
+    # issue 14: baseline, costs, history
+    BASELINE_TABLE = "baseline-table"
+    BASELINE_MARKDOWN = "baseline-markdown"
+    COST_CAPTION = "cost-caption"
+    HISTORY_CHART = "history-chart"
+    HISTORY_TABLE = "history-table"
 
 
 CONTROL = "control"

@@ -22,6 +22,9 @@ from pydantic import (
     field_validator,
 )
 
+from analysis.baseline import MAIN as MAIN_BASELINE
+from analysis.cost import COST_COLUMNS, format_hwcost, parse_hwcost
+from analysis.cost import LABELS as COST_LABELS
 from analysis.slo import parse_slo
 from dashboard.affects import TABLE_PARTS, Part, affects, fields_sparing
 from ingest.schema import Col
@@ -35,6 +38,8 @@ Y_CHOICES: tuple[tuple[Col, str], ...] = (
     (Col.OUTPUT_TPUT_PER_GPU, "Output tok/s/GPU"),
     (Col.INPUT_TPUT_PER_GPU, "Input tok/s/GPU"),
 )
+# Issue 14: the cost and energy columns (analysis.cost, filled at view time with `hwcost=`).
+Y_CHOICES += tuple((col, COST_LABELS[col]) for col in COST_COLUMNS)
 X_CHOICES: tuple[tuple[Col, str], ...] = (
     (Col.MEDIAN_INTVTY, "Interactivity, median"),
     (Col.P90_INTVTY, "Interactivity, p90 (slow tail)"),
@@ -61,7 +66,12 @@ AB_CHOICES: tuple[tuple[Col, str], ...] = (
     (Col.NUM_SPEC_TOKENS, "spec tokens K"),
     (Col.DP_ATTENTION, "DP attention"),
 )
-LABEL_CHOICES = (("conc", "concurrency"), ("gpus", "GPUs"), ("none", "none"))
+LABEL_CHOICES = (
+    ("conc", "concurrency"),
+    ("gpus", "GPUs"),
+    ("parallelism", "parallelism"),  # issue 14: InferenceX's TP8 / DEP8 / 2xTEP4+1xDEP32 labels
+    ("none", "none"),
+)
 ENVELOPE_CHOICES = (("run", "per run"), ("all", "across runs"))
 TABS = (
     ("points", "Points"),
@@ -79,6 +89,11 @@ LOG_STREAMS = (
     ("executor", "executor"),
 )
 TOGGLES = (("logx", "log x"), ("logy", "log y"), ("frontier_only", "hide non-frontier"))
+# The pruned list's switches (`paretolens prune --neighbours --arm-frontier`), one checklist.
+PRUNE_TOGGLES = (
+    ("neighbours", "also keep neighbouring concurrencies"),
+    ("arm_frontier", "also keep every arm's own frontier"),
+)
 
 # Filter fields, the canonical column each filters on ('seq' is 'isl/osl', or 'trace' without).
 FILTERS: tuple[tuple[str, str, Col | None], ...] = (
@@ -96,6 +111,7 @@ FILTER_FIELDS = tuple(f for f, _, _ in FILTERS)
 
 _RUNS_KEY = re.compile(r"^(unofficialruns?|runs?)$", re.IGNORECASE)
 _ID = re.compile(r"^[A-Za-z0-9._:@+-]{1,200}$")
+_MASTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}\.ya?ml$")
 
 
 def _one_of(choices: Iterable[tuple[object, str]]) -> AfterValidator:
@@ -248,6 +264,42 @@ class RunView(_View):
     point: Annotated[str | None, affects(Part.CHART_STYLE)] = None
     ab: Annotated[AbAxis, affects(Part.DELTAS)] = Col.SPEC_DECODING.value
     tab: Annotated[str, _one_of(TABS), affects()] = "points"
+    # The pruned list's options, as `paretolens prune --neighbours --arm-frontier --master`: the
+    # master config is a name among the server's known files (DataSource.master_configs), never
+    # a path the browser chose.
+    neighbours: Annotated[bool, affects(Part.PRUNED)] = False
+    arm_frontier: Annotated[bool, affects(Part.PRUNED)] = False
+    master: Annotated[str, affects(Part.PRUNED)] = ""
+
+    # ---- issue 14 (baselines, cost and energy axes): owned by the figures/planes side ----
+    # `baseline=<run id>|main`: drawn under the view's first run, with its per-arm uplift.
+    baseline: Annotated[str, affects(Part.BASELINE)] = ""
+    # `hwcost=h200:kw=1.2,hyperscaler=2.5;...`: per-hardware power and $/GPU-h overrides.
+    hwcost: Annotated[str, affects(Part.POINTS)] = ""
+
+    @field_validator("baseline")
+    @classmethod
+    def _baseline(cls, v: str) -> str:
+        """A run id, or `main`: the latest main-branch result per configuration and load."""
+        if v and v != MAIN_BASELINE and not is_readable_run_id(v):
+            raise ValueError("expected a run id or main")
+        return v
+
+    @field_validator("hwcost")
+    @classmethod
+    def _hwcost(cls, v: str) -> str:
+        """Per-hardware cost/power overrides (analysis.cost.parse_hwcost), canonical form."""
+        return format_hwcost(parse_hwcost(v))
+
+    # ---- end of issue 14 block ----
+
+    @field_validator("master")
+    @classmethod
+    def _master(cls, v: str) -> str:
+        """The name of a master config the server knows (a file name, no path)."""
+        if v and not _MASTER_NAME.match(v):
+            raise ValueError("expected the name of a known master config, e.g. nvidia-master.yaml")
+        return v
 
     @field_validator("slo")
     @classmethod
@@ -293,9 +345,10 @@ class RunView(_View):
         values: dict[str, Any] = {
             name: list(v) if isinstance(v, tuple) else v
             for name, v in self.model_dump().items()
-            if name not in {n for n, _ in TOGGLES}
+            if name not in {n for n, _ in (*TOGGLES, *PRUNE_TOGGLES)}
         }
         values["toggles"] = [n for n, _ in TOGGLES if getattr(self, n)]
+        values["prune"] = [n for n, _ in PRUNE_TOGGLES if getattr(self, n)]
         values["point"] = self.point or ""
         return values
 
@@ -306,6 +359,8 @@ class RunView(_View):
         for name, value in values.items():
             if name == "toggles":
                 raw.update({n: n in (value or []) for n, _ in TOGGLES})
+            elif name == "prune":
+                raw.update({n: n in (value or []) for n, _ in PRUNE_TOGGLES})
             elif name in cls.model_fields and value not in (None, ""):
                 raw[name] = tuple(value) if isinstance(value, list) else value
         return cls.tolerant(raw)
@@ -396,6 +451,36 @@ class JobsView(_View):
         if v is not None and not _ID.match(v):
             raise ValueError("not an id")
         return v
+
+
+class HistoryView(_View):
+    """State of the history page (`/history?arm=<id>[,<id>]&at=<x>&x=&y=`), issue 14."""
+
+    arm: Values = ()
+    at: float | None = None
+    x: XAxis = Col.MEDIAN_INTVTY.value
+    y: YAxis = Col.TPUT_PER_GPU.value
+    hwcost: str = ""
+
+    @field_validator("arm")
+    @classmethod
+    def _arms(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [a for a in v if not _ID.match(a)]
+        if bad:
+            raise ValueError(f"not an arm id: {bad[0][:40]!r}")
+        return v
+
+    @field_validator("at")
+    @classmethod
+    def _positive(cls, v: float | None) -> float | None:
+        if v is not None and (not math.isfinite(v) or v <= 0):
+            raise ValueError("expected a positive number")
+        return v
+
+    @field_validator("hwcost")
+    @classmethod
+    def _hwcost(cls, v: str) -> str:
+        return format_hwcost(parse_hwcost(v))
 
 
 def choice_label(choices: Sequence[tuple[object, str]], value: object) -> str:

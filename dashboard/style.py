@@ -15,7 +15,10 @@ from typing import Any
 
 import polars as pl
 
+from analysis.cost import LABELS as COST_LABELS
+from analysis.cost import axis_label as cost_axis_label
 from dashboard.facets import ARM_NAME
+from dashboard.planes import PARALLELISM, TOPOLOGY
 from dashboard.state import X2_CHOICES, X_CHOICES, Y_CHOICES, choice_label
 from ingest.schema import SPECS, Col
 
@@ -75,6 +78,8 @@ def arm_color(index: int) -> str:
 
 def axis_title(col: str) -> str:
     """'Interactivity, median (tok/s/user)': menu label plus unit."""
+    if col in {str(c) for c in COST_LABELS}:
+        return cost_axis_label(col)  # what it measures, the cost class or power figure, the unit
     label = choice_label((*X_CHOICES, *X2_CHOICES, *Y_CHOICES), col)
     unit = SPECS[Col(col)].unit if col in SPECS else ""
     return f"{label} ({unit})" if unit else label
@@ -86,7 +91,7 @@ def token(arm_id: object, run_id: object) -> str:
 
 
 def base_layout(
-    title: str, x: str, y: str, logx: bool, logy: bool, revision: str
+    title: str, x: str, y: str, logx: bool, logy: bool, revision: str, y_title: str | None = None
 ) -> dict[str, Any]:
     """The shared chart layout: light theme, units on both axes, zoom kept across updates."""
     axis = {"gridcolor": "#e3e3e3", "zeroline": False, "linecolor": "#888", "ticks": "outside"}
@@ -108,7 +113,7 @@ def base_layout(
         "xaxis": {**axis, "title": {"text": axis_title(x)}, "type": "log" if logx else "linear"},
         "yaxis": {
             **axis,
-            "title": {"text": axis_title(y)},
+            "title": {"text": y_title or axis_title(y)},
             "type": "log" if logy else "linear",
             "rangemode": "normal" if logy else "tozero",
         },
@@ -121,12 +126,12 @@ def hovertemplate(x: str, y: str, compact: bool = False) -> str:
     (compact: without the why and the config, for charts of thousands of points)."""
     ux, uy = SPECS[Col(x)].unit, SPECS[Col(y)].unit
     why = "" if compact else " — %{customdata[5]}"
-    config = "" if compact else "<br>%{customdata[9]}"
+    config = "" if compact else "<br>%{customdata[9]}<br>%{customdata[10]}"
     return (
         "<b>%{customdata[2]}</b><br>run %{customdata[1]} · conc %{customdata[3]}<br>"
         f"{x}: %{{x:.4g}} {ux}<br>{y}: %{{y:.5g}} {uy}<br>"
         f"verdict: <b>%{{customdata[4]}}</b>{why}<br>"
-        "requests ok/total: %{customdata[6]} · error rate %{customdata[7]}<br>"
+        "requests ok/profiled: %{customdata[6]} · error rate %{customdata[7]}<br>"
         f"AL: %{{customdata[8]}}{config}<extra></extra>"
     )
 
@@ -143,6 +148,15 @@ def _num(col: str, digits: int) -> pl.Expr:
 def name_column(rows: pl.DataFrame) -> str:
     """The column naming arms: the view's disambiguated names when present, else the label."""
     return ARM_NAME if ARM_NAME in rows.columns else Col.ARM_LABEL
+
+
+def _profiled(rows: pl.DataFrame) -> str:
+    # planes.PROFILED: successful + failed requests (AgentX totals count warm-up too)
+    return (
+        "num_requests_profiled"
+        if "num_requests_profiled" in rows.columns
+        else Col.NUM_REQUESTS_TOTAL
+    )
 
 
 def customdata_exprs(rows: pl.DataFrame, compact: bool = False) -> list[pl.Expr]:
@@ -175,11 +189,18 @@ def customdata_exprs(rows: pl.DataFrame, compact: bool = False) -> list[pl.Expr]
     fields = [
         inert_expr(pl.col(Col.POINT_ID)), inert_expr(pl.col(Col.RUN_ID)), inert_expr(pl.col(name_column(rows))),
         pl.col(Col.CONC).cast(pl.String).fill_null(""), inert_expr(pl.col("verdict")), inert_expr(pl.col("reason")),
-        pl.format("{}/{}", _num(Col.NUM_REQUESTS_SUCCESSFUL, 6), _num(Col.NUM_REQUESTS_TOTAL, 6)),
+        pl.format("{}/{}", _num(Col.NUM_REQUESTS_SUCCESSFUL, 6), _num(_profiled(rows), 6)),
         _num(Col.ERROR_RATE, 3), al_text.fill_null("not measured"), config.str.replace_all(" ·  · ", " · ", literal=True),
     ]  # fmt: skip
+    # 10: the parallelism label and every topology field (issue 14, item 5)
+    if PARALLELISM in rows.columns and TOPOLOGY in rows.columns:
+        fields.append(
+            pl.format("{}: {}", inert_expr(pl.col(PARALLELISM)), inert_expr(pl.col(TOPOLOGY)))
+        )
+    else:
+        fields.append(pl.lit(""))
     if compact:
-        fields[5] = fields[9] = pl.lit("")
+        fields[5] = fields[9] = fields[10] = pl.lit("")
     return [e.alias(f"c{i}") for i, e in enumerate(fields)]
 
 
@@ -199,6 +220,8 @@ def _symbol_expr(run_index: dict[str, int]) -> pl.Expr:
 
 
 def _label_expr(mode: str) -> pl.Expr:
+    if mode == "parallelism":
+        return inert_expr(pl.col(PARALLELISM))
     col = Col.CONC if mode == "conc" else Col.NUM_GPUS
     return pl.col(col).cast(pl.String).fill_null("")
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from analysis import pruned_table
+from analysis.history import arm_history
 from dashboard.comparing import CompareData
 from dashboard.data import DataSource, RunData
 from dashboard.facets import ARM_NAME
-from dashboard.state import CompareView, IndexView, JobsView, RunView
+from dashboard.state import CompareView, HistoryView, IndexView, JobsView, RunView
 from ingest.schema import SPECS, Col, RunCol
 from ingest.store import Store
 from runner import service
@@ -111,7 +112,16 @@ TABLES: dict[str, Callable[[RunData], Table]] = {
         "pruned", "Pruned list (kept and dropped)", pruned_table(d.pruned), d.view
     ),
     "rejects": lambda d: _table("rejects", "Rejected files and rows", d.rejects, d.view),
+    # issue 14: the run's uplift over its baseline, per arm (empty without `baseline=`)
+    "baseline": lambda d: _table(
+        "baseline", "Uplift over the baseline per arm", _uplift(d), d.view
+    ),
 }
+
+
+def _uplift(d: RunData) -> pl.DataFrame:
+    b = d.baseline
+    return b.table(d.names) if b is not None else pl.DataFrame(schema={Col.ARM_ID.value: pl.String})
 
 
 def _only(c: CompareData) -> pl.DataFrame:
@@ -159,6 +169,26 @@ def compare_table(data: CompareData, name: str) -> Table:
     return make(data)
 
 
+def history_table(source: DataSource, view: HistoryView) -> Table:
+    """The history page's table: the arms' frontier y at x = `at`, run by run (issue 14)."""
+    ux, uy = SPECS[Col(view.x)].unit, SPECS[Col(view.y)].unit
+    title = f"{view.y} at {view.x} = {view.at:g}, run by run" if view.at else "History"
+    units = {"x": ux, "y": uy, "x_lo": ux, "x_hi": ux}
+    return Table("history", title, history_frame(source, view), units)
+
+
+def history_frame(source: DataSource, view: HistoryView) -> pl.DataFrame:
+    """`analysis.history.arm_history` over the store for a history view (cost and energy
+    columns filled with the view's `hwcost` when the plane reads one)."""
+    if not view.arm or view.at is None:
+        return arm_history(pl.DataFrame(), pl.DataFrame(), [], 1.0)
+    points = source.store.points()
+    points = points.filter(pl.col(Col.ARM_ID).is_in(list(view.arm)))
+    if points.height:
+        points = source.costs(points, view.hwcost).frame
+    return arm_history(points, source.store.runs(), list(view.arm), view.at, x=view.x, y=view.y)
+
+
 def index_table(source: DataSource, view: IndexView) -> Table:
     """The runs index filtered by an index view."""
     df = source.catalog()
@@ -179,10 +209,15 @@ def index_table(source: DataSource, view: IndexView) -> Table:
         if values:
             hits = [pl.col(col).fill_null("").str.split(", ").list.contains(v) for v in values]
             expr = expr & pl.any_horizontal(hits)
+    # A run without a creation date (a local sweep) is dated by when it was ingested.
+    when = pl.coalesce(
+        pl.col(RunCol.CREATED_AT).cast(pl.String).replace("", None),
+        pl.col(RunCol.INGESTED_AT).dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    )
     if view.since:
-        expr = expr & (pl.col(RunCol.CREATED_AT).fill_null("") >= view.since)
+        expr = expr & (when.fill_null("") >= view.since)
     if view.until:
-        expr = expr & (pl.col(RunCol.CREATED_AT).fill_null("9999") <= view.until + "T99")
+        expr = expr & (when.fill_null("9999") <= view.until + "T99")
     return Table("runs", "Runs", df.filter(expr))
 
 

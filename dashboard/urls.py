@@ -8,18 +8,22 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlsplit
 
-from dashboard.state import CompareView, IndexView, JobsView, RunView
+from dashboard.state import CompareView, HistoryView, IndexView, JobsView, RunView
 
 RUN_PATH = "/inference"
 POINTS_PATH = "/points"
 COMPARE_PATH = "/compare"
 JOBS_PATH = "/jobs"
+HISTORY_PATH = "/history"
+EMBED_PATH = "/embed"
 INDEX_PATH = "/"
 EXPORT_PREFIX = "/export/"
 API_PREFIX = "/api/"
 
 EXPORT_FORMATS = ("csv", "json", "parquet")
 PRUNED_FORMATS = ("yaml", "txt", "json", "csv", "parquet")
+# Tables with formats beyond EXPORT_FORMATS.
+EXTRA_FORMATS = {"pruned": PRUNED_FORMATS, "baseline": (*EXPORT_FORMATS, "md")}
 
 
 def _with(path: str, query: str) -> str:
@@ -54,6 +58,16 @@ def compare(view: CompareView) -> str:
 def compare_runs(base: str, candidate: str) -> str:
     """The compare page of two runs with default axes."""
     return compare(CompareView(base=base, candidate=candidate))
+
+
+def history(view: HistoryView) -> str:
+    """The history page of some arms (their frontier at x, run by run)."""
+    return _with(HISTORY_PATH, view.query())
+
+
+def embed(view: RunView) -> str:
+    """The run page's main chart alone, to put in an iframe."""
+    return _with(EMBED_PATH, view.query())
 
 
 def jobs(view: JobsView | None = None) -> str:

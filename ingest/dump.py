@@ -22,7 +22,11 @@ docs/formats.md "InferenceX app dump"). This module brings such a dump into the 
 - a row with an `error`, a dangling `config_id` or `workflow_run_id`, a config without hardware or
   model, or metrics without `tput_per_gpu` is a reject naming the dump row
   (`benchmark_results.json#id=<id>`), stored under its run when the run is known; never dropped
-  silently. Eval rows and the derived tables are listed as ignored (not read yet).
+  silently. The derived tables are listed as ignored;
+- each `eval_results` row (the same attempt rule; a dangling run or config is a reject naming
+  `eval_results.json#id=<id>`) is joined to its config and written as the one-row
+  `agg_eval_all.json` it was made from (`eval_aggregate_row`), file `eval_results/<id>.json`, which
+  the eval reader (`ingest.readers.evals`) stores in the run's `evals` table.
 
 Each row becomes one file `benchmark_results/<id>.json` of a per-run temporary directory that goes
 through `ingest.pipeline.ingest_paths`, so a point's `source_path` names its dump row and
@@ -51,7 +55,6 @@ READER = "inferencex_dump"
 REQUIRED_FILES = ("configs.json", "workflow_runs.json", "benchmark_results.json")
 # Tables of the dump that hold nothing paretolens stores (yet); listed as ignored when present.
 OTHER_FILES: dict[str, str] = {
-    "eval_results.json": "eval results are not joined to points yet (issue 14, item 3)",
     "availability.json": "derived by the app from benchmark_results (nothing new)",
     "run_stats.json": "per-hardware success counts of a run (reliability chart): not stored",
     "changelog_entries.json": "changelog entries: not stored",
@@ -59,6 +62,7 @@ OTHER_FILES: dict[str, str] = {
     "eval_samples.json": "eval samples: not stored",
 }
 _BENCH = "benchmark_results.json"
+_EVALS = "eval_results.json"
 _REPO_URL = re.compile(r"^https://github\.com/([^/\s]+/[^/\s]+)/actions/runs/")
 
 
@@ -181,6 +185,21 @@ def aggregate_row(config: Mapping[str, Any], result: Mapping[str, Any]) -> dict[
     return row
 
 
+def eval_aggregate_row(config: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+    """The `agg_eval_all.json` row a dump eval row was made from: the config's identity (as
+    `aggregate_row` gives it), task, conc, ISL/OSL, lm-eval version and every metric."""
+    agg = aggregate_row(config, {k: result.get(k) for k in ("isl", "osl", "conc")})
+    row = {k: v for k, v in agg.items() if v is not None}
+    row["task"] = result.get("task")
+    row["lm_eval_version"] = result.get("lm_eval_version")
+    row["date"] = result.get("date")
+    metrics = result.get("metrics")
+    if isinstance(metrics, Mapping):
+        for key, value in metrics.items():
+            row.setdefault(str(key), value)
+    return row
+
+
 def _problem(config: Mapping[str, Any] | None, result: Mapping[str, Any]) -> tuple[str, str]:
     """(field, reason) when a benchmark row cannot become a point, else ('', '')."""
     if result.get("error") is not None:
@@ -249,18 +268,45 @@ def ingest_dump(directory: Path, store: Store) -> IngestReport:
         assert config is not None  # _problem names a missing config
         key = bid if bid is not None else i
         rows.setdefault(run.github_run_id, []).append((key, aggregate_row(config, result)))
+    evals: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+    for i, result in enumerate(_table(directory, _EVALS)):
+        eid = _id(result.get("id"))
+        where = f"{_EVALS}#id={eid}" if eid is not None else f"{_EVALS}#{i}"
+        run = by_id.get(_id(result.get("workflow_run_id")) or -1)
+        if run is None:
+            reason = f"workflow run {result.get('workflow_run_id')!r} is not in workflow_runs.json"
+            dump_rejects.append(Reject("", where, reason, "workflow_run_id", READER))
+            continue
+        rid = str(run.github_run_id)
+        newest = latest[run.github_run_id]
+        if newest is not run:
+            why = f"attempt {run.attempt} of run {rid} is superseded by attempt {newest.attempt}"
+            report.ignored.append(Ignored(where, why, rid))
+            continue
+        config = configs.get(_id(result.get("config_id")) or -1)
+        if config is None:
+            reason = f"config {result.get('config_id')!r} is not in configs.json"
+            dump_rejects.append(Reject(rid, where, reason, "config_id", READER))
+            continue
+        key = eid if eid is not None else i
+        evals.setdefault(run.github_run_id, []).append((key, eval_aggregate_row(config, result)))
     for name, why in OTHER_FILES.items():
         if (directory / name).is_file():
             report.ignored.append(Ignored(name, why))
     _store_rejects(store, dump_rejects, report)
     with tempfile.TemporaryDirectory(prefix="paretolens-dump-") as work:
-        for gid in sorted(rows):
+        for gid in sorted(set(rows) | set(evals)):
             run_dir = Path(work) / str(gid)
-            (run_dir / "benchmark_results").mkdir(parents=True)
-            for bid, agg in rows[gid]:
-                (run_dir / "benchmark_results" / f"{bid}.json").write_text(
-                    json.dumps(agg, sort_keys=True)
-                )
+            for table, items, wrap in (
+                ("benchmark_results", rows.get(gid, []), False),
+                ("eval_results", evals.get(gid, []), True),
+            ):
+                if items:
+                    (run_dir / table).mkdir(parents=True)
+                for bid, agg in items:
+                    (run_dir / table / f"{bid}.json").write_text(
+                        json.dumps([agg] if wrap else agg, sort_keys=True)
+                    )
             part = ingest_paths([run_dir], store, run_id=str(gid), run_meta=dict(latest[gid].meta))
             _merge(report, part)
     report.rejected.extend(dump_rejects)

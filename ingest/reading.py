@@ -128,6 +128,7 @@ class UnitOut:
     unit: Unit
     results: list[tuple[SourceFile, ReadResult, str]] = field(default_factory=list)
     enrich: list[tuple[SourceFile, ReadResult]] = field(default_factory=list)
+    evals: list[tuple[SourceFile, ReadResult, str]] = field(default_factory=list)
 
 
 def read_unit(unit: Unit, run_id: str, report: IngestReport) -> UnitOut:
@@ -220,6 +221,10 @@ def _file_result(
     for rj in res.rejects:
         where = f"{src.rel}#{rj.row}" if rj.row else src.rel
         report.rejected.append(Reject(run_id, where, rj.reason, rj.field, reader, src.sha256))
+    if res.evals:  # accuracy rows: the pipeline stores them (`ingest.eval_rows`)
+        out.evals.append((src, res, reader))
+        report.notes.extend(Ignored(src.rel, n, run_id) for n in res.notes)
+        return
     if res.points or res.enrich or res.series:
         report.notes.extend(Ignored(src.rel, n, run_id) for n in res.notes)
     if res.points:

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from ingest.col import LATENCIES, STATS, Better, Col, ColumnSpec
 from ingest.columns import COLUMNS
+from ingest.evals_schema import EVAL_DESCRIPTIONS, EVAL_IDENTITY, EVALS_SCHEMA, EvalCol
 from ingest.measured_columns import COST_CLASSES
 
 __all__ = [
@@ -24,6 +25,9 @@ __all__ = [
     "COLUMNS",
     "COST_CLASSES",
     "DEFAULT_GROUP",
+    "EVALS_SCHEMA",
+    "EVAL_DESCRIPTIONS",
+    "EVAL_IDENTITY",
     "IDENTITY_SOURCES",
     "LATENCIES",
     "POINTS_SCHEMA",
@@ -39,6 +43,7 @@ __all__ = [
     "Better",
     "Col",
     "ColumnSpec",
+    "EvalCol",
     "RejectCol",
     "RunCol",
     "SeriesCol",

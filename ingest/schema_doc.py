@@ -13,6 +13,9 @@ from ingest.schema import (
     ARM_KEY,
     COLUMNS,
     DEFAULT_GROUP,
+    EVAL_DESCRIPTIONS,
+    EVAL_IDENTITY,
+    EVALS_SCHEMA,
     IDENTITY_SOURCES,
     REJECT_DESCRIPTIONS,
     REJECTS_SCHEMA,
@@ -100,6 +103,15 @@ def render() -> str:
     lines += _simple(
         "timeseries", TIMESERIES_SCHEMA, {str(k): v for k, v in SERIES_DESCRIPTIONS.items()}
     )
+    lines += _simple("evals", EVALS_SCHEMA, {str(k): v for k, v in EVAL_DESCRIPTIONS.items()})
+    lines += [
+        "An eval row joins an arm of the same run when every identity column it states ("
+        + ", ".join(f"`{c.value}`" for c in EVAL_IDENTITY)
+        + ") equals the arm's (hardware canonical, text lower case), with the hardware, the",
+        "precision and a model column (`model` or `model_prefix`) stated on both sides; `conc`,",
+        "when given, picks the arm's point at that concurrency (`analysis.evals`).",
+        "",
+    ]
     assert set(RunCol) and set(RejectCol) and set(SeriesCol)
     return "\n".join(lines)
 

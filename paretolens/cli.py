@@ -7,6 +7,7 @@ import typer
 
 from paretolens.commands import (
     analysis_cmds,
+    evals_cmds,
     history_cmds,
     ingest_cmds,
     runner_cmds,
@@ -21,7 +22,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (ingest_cmds, analysis_cmds, history_cmds, serve_cmds, runner_cmds):
+for module in (ingest_cmds, analysis_cmds, history_cmds, serve_cmds, runner_cmds, evals_cmds):
     module.register(app)
 
 

@@ -45,6 +45,15 @@
     }
   })(0);
 
+  function imageName(gd, graphId) {
+    var title = gd.layout && gd.layout.title;
+    var text = title && typeof title === "object" ? title.text : title;
+    var tmp = document.createElement("textarea");
+    tmp.innerHTML = String(text || graphId);  // the title is HTML-escaped text
+    var stem = tmp.value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 150);
+    return "paretolens_" + (stem || graphId);
+  }
+
   window.dash_clientside = Object.assign({}, window.dash_clientside, {
     paretolens: {
       copyLink: function () { return window.location.href; },
@@ -57,11 +66,13 @@
           window.requestAnimationFrame(function () { setTimeout(function () { resolve(Object.assign({}, fig)); }, 0); });
         });
       },
+      // The image carries the chart's title (axes, run ids, models: dashboard/pages/run.py
+      // chart_title), and its file is named after it.
       download: function (n, graphId, label) {
         var gd = plotOf(graphId);
         var format = String(label || "png").toLowerCase();
         if (n && gd && window.Plotly) {
-          window.Plotly.downloadImage(gd, { format: format, filename: "paretolens-" + graphId, width: 1400, height: 720, scale: format === "png" ? 2 : 1 });
+          window.Plotly.downloadImage(gd, { format: format, filename: imageName(gd, graphId), width: 1400, height: 720, scale: format === "png" ? 2 : 1 });
         }
         return window.dash_clientside.no_update;
       },
@@ -114,17 +125,54 @@
       }
     }
   }
+  // Chart legends: each entry is a switch in the tab order (Enter or Space shows or hides the
+  // arm, as a click does; the restyle reaches Dash as restyleData and writes hide=).
+  function legendItems(root) {
+    var items = (root || document).querySelectorAll(".js-plotly-plot .legend .traces");
+    for (var i = 0; i < items.length; i++) {
+      var it = items[i];
+      var d = it.__data__ && it.__data__[0] && it.__data__[0].trace;
+      if (!d) { continue; }
+      var on = d.visible === true || d.visible === undefined ? "true" : "false";
+      if (it.getAttribute("tabindex") !== "0") { it.setAttribute("tabindex", "0"); }
+      if (it.getAttribute("role") !== "switch") { it.setAttribute("role", "switch"); }
+      if (it.getAttribute("aria-checked") !== on) { it.setAttribute("aria-checked", on); }
+      var name = "show " + (it.textContent || d.name || "series");
+      if (it.getAttribute("aria-label") !== name) { it.setAttribute("aria-label", name); }
+    }
+  }
+  function toggleLegend(item) {
+    var gd = item.closest(".js-plotly-plot");
+    var d = item.__data__ && item.__data__[0] && item.__data__[0].trace;
+    if (!gd || !d || !window.Plotly) { return; }
+    var group = d.legendgroup, hide = d.visible === true || d.visible === undefined;
+    var idx = [];
+    for (var i = 0; i < gd.data.length; i++) {
+      var t = gd.data[i];
+      if (i === d.index || (group && t.legendgroup === group)) { idx.push(i); }
+    }
+    window.Plotly.restyle(gd, { visible: hide ? "legendonly" : true }, idx);
+  }
+
   document.addEventListener("keydown", function (e) {
     var t = e.target;
     var role = t && t.getAttribute ? t.getAttribute("role") : null;
     var clip = role === "button" && t.classList.contains("clip");
-    if ((role === "tab" || clip) && (e.key === "Enter" || e.key === " ")) {
+    var enter = e.key === "Enter" || e.key === " ";
+    if ((role === "tab" || clip) && enter) {
+      e.preventDefault();
+      t.click();
+    } else if (role === "switch" && t.classList.contains("traces") && enter) {
+      e.preventDefault();
+      toggleLegend(t);
+    } else if (enter && t.closest && t.closest("#points-grid") && t.classList.contains("ag-cell")) {
+      // A points-grid row pins its point from the keyboard too (the grid's cellClicked).
       e.preventDefault();
       t.click();
     }
   });
   if (window.MutationObserver) {
-    new MutationObserver(function () { untrap(document); }).observe(document.documentElement, {
+    new MutationObserver(function () { untrap(document); legendItems(document); }).observe(document.documentElement, {
       childList: true, subtree: true, attributes: true, attributeFilter: ["tabindex", "role", "aria-selected", "aria-checked", "class"]
     });
   }

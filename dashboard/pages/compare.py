@@ -26,6 +26,42 @@ def compare_figure(data: CompareData) -> Any:
     )  # fmt: skip
 
 
+ENVELOPE_TABLE = "compare-envelope"
+
+
+def _pct(v: object) -> str:
+    # as the PR markdown writes it (analysis.compare), so the page and the block read the same
+    return f"{v:+.1f}%" if isinstance(v, int | float) else "–"
+
+
+def envelope_table(data: CompareData) -> Any:
+    """Each comparison group's envelope uplift: the number a reviewer quotes."""
+    groups = data.comparison.groups
+    if not groups.height:
+        return html.Div("no comparison group is in both runs", className="empty")
+    keys = [k for k in groups.columns[: groups.columns.index("x_lo")]]
+    head = html.Tr(
+        [
+            html.Th("group"),
+            html.Th(f"{data.view.x} range"),
+            html.Th("uplift"),
+            html.Th("mean Δ at measured x"),
+        ]
+    )
+    rows = [
+        html.Tr(
+            [
+                html.Td(", ".join(f"{k}={r[k]}" for k in keys if r[k] is not None)),
+                html.Td(f"{r['x_lo']:.2f}–{r['x_hi']:.2f}" if r["x_lo"] is not None else "–"),
+                html.Td(html.B(_pct(r["uplift_pct"])), className="uplift"),
+                html.Td(_pct(r["mean_delta_pct"])),
+            ]
+        )
+        for r in groups.iter_rows(named=True)
+    ]
+    return html.Table([head, *rows], id=ENVELOPE_TABLE, className="at-table")
+
+
 def body(app: AppContext, view: CompareView) -> list[Any]:
     """Everything below the controls."""
     if not (view.base and view.candidate):
@@ -50,6 +86,10 @@ def body(app: AppContext, view: CompareView) -> list[Any]:
                 )
             ],
             className="card chart-card",
+        ),
+        c.section(
+            "Envelope uplift per comparison group (the best of all arms, at matched x)",
+            envelope_table(data),
         ),
         c.section(
             "Frontier uplift per arm (candidate vs base at matched x)",

@@ -66,7 +66,7 @@ def layout(app: AppContext, query: str) -> Any:
                     id=control("q", INDEX_CONTROL),
                     type="search",
                     value=view.q,
-                    debounce=True,
+                    debounce=0.25,  # searches as you type (a quarter second after the last key)
                     placeholder="run id, title, branch, model, …",
                     style={"width": "260px"},
                 ),
@@ -92,7 +92,7 @@ def layout(app: AppContext, query: str) -> Any:
         ],
         html.Div(
             [
-                html.Label("Created from"),
+                html.Label("Created (or ingested) from"),
                 dcc.Input(
                     id=control("since", INDEX_CONTROL),
                     type="text",

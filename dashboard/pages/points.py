@@ -12,7 +12,25 @@ from dashboard.context import AppContext
 from dashboard.ids import Id
 from dashboard.pages import missing
 from dashboard.state import RunView
-from dashboard.tables import run_table
+from dashboard.tables import KEY_POINT_COLUMNS, run_table
+from ingest.schema import Col
+
+# What a reader looks at first: which configuration (identity) and how it did (headline
+# metrics and the verdict), then every other column in the table's order.
+OPENING = (
+    *KEY_POINT_COLUMNS[:3],
+    Col.MODEL_PREFIX,
+    Col.SCENARIO,
+    Col.ISL,
+    Col.OSL,
+    *KEY_POINT_COLUMNS[3:],
+)
+
+
+def opening_columns(frame: Any) -> list[str]:
+    """The points page's column order: identity and headline metrics first, then the rest."""
+    lead = list(dict.fromkeys(str(c) for c in OPENING if c in frame.columns))
+    return lead + [c for c in frame.columns if c not in lead]
 
 
 def layout(app: AppContext, query: str) -> Any:
@@ -42,7 +60,7 @@ def layout(app: AppContext, query: str) -> Any:
                         f"verdicts on {view.x} vs {view.y}; filters of the run page apply",
                         className="muted small",
                     ),
-                    c.grid(Id.ALL_POINTS_GRID, table, height=720),
+                    c.grid(Id.ALL_POINTS_GRID, table, opening_columns(table.frame), height=720),
                 ],
                 className="card",
             ),

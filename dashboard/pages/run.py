@@ -7,6 +7,7 @@ layer for the (cached) analysis and hand it to the figure builders.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from dash import ALL, ClientsideFunction, Dash, Input, Output, Patch, State, dcc, html, no_update
@@ -22,7 +23,7 @@ from dashboard.pages import launch, missing
 from dashboard.pages import run_panels as p
 from dashboard.pages import run_tables as t
 from dashboard.state import RunView
-from ingest.schema import RejectCol, RunCol
+from ingest.schema import Col, RejectCol, RunCol
 
 TAB_BOXES = (
     ("points", Id.POINTS_BOX),
@@ -48,14 +49,45 @@ TABLE_KEYS = (*TABLE_BODIES, "at")
 TABS_NEEDED = {"launch": ("launch", "points")}
 
 
+def chart_title(data: RunData, view: RunView, x: str) -> str:
+    """A chart's title: its axes, the runs and the models, so a downloaded PNG or SVG says what
+    it shows (escaped: model names come from result files)."""
+    axes = f"{style.axis_title(view.y).split(' (')[0]} vs {style.axis_title(x).split(' (')[0]}"
+    models = sorted({str(m) for m in data.points.get_column(Col.MODEL_PREFIX).drop_nulls()})
+    if not models:
+        models = sorted({str(m) for m in data.points.get_column(Col.MODEL).drop_nulls()})
+    runs = f"run{'s' if len(view.runs) > 1 else ''} {', '.join(view.runs)}"
+    parts = [axes, runs, ", ".join(models[:4]) + (" …" if len(models) > 4 else "")]
+    return style.inert(" · ".join(p for p in parts if p))
+
+
+def at_label_x(at: float, logx: bool) -> float:
+    """Where the "rank arms at x" label goes: plotly places annotations on a log axis by the
+    log of the value (shapes by the value itself), so a label at 40 on a log axis would stretch
+    the axis to 1e40."""
+    return math.log10(at) if logx else at
+
+
+def _place_at_label(fig: figures.Figure, view: RunView) -> figures.Figure:
+    if view.at is not None and view.logx:
+        for note in fig["layout"].get("annotations") or []:
+            if note.get("x") == view.at and note.get("yref") == "paper" and "xref" not in note:
+                note["x"] = at_label_x(view.at, True)
+    return fig
+
+
 def main_figure(data: RunData, view: RunView) -> figures.Figure:
     """The throughput-vs-interactivity chart of a view."""
     a = data.analysis
+    return _place_at_label(_main_figure(data, view, a), view)
+
+
+def _main_figure(data: RunData, view: RunView, a: Any) -> figures.Figure:
     return figures.frontier_figure(
         data.main_plane, a.arm_frontiers, a.group_frontiers, x=view.x, y=view.y, runs=view.runs,
         arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
         logx=view.logx, logy=view.logy, pinned=view.point, at=view.at,
-        title=f"{style.axis_title(view.y).split(' (')[0]} vs {style.axis_title(view.x).split(' (')[0]}",
+        title=chart_title(data, view, view.x), baseline=data.baseline, y_title=data.y_title(),
     )  # fmt: skip
 
 
@@ -66,7 +98,7 @@ def second_figure(data: RunData, view: RunView) -> figures.Figure:
         data.second_plane, a.arm_frontiers, a.group_frontiers, x=view.x2, y=view.y, runs=view.runs,
         arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
         logx=view.logx, logy=view.logy, pinned=view.point, legend=False,
-        title=f"{style.axis_title(view.y).split(' (')[0]} vs {style.axis_title(view.x2).split(' (')[0]}",
+        title=chart_title(data, view, view.x2), y_title=data.y_title(),
     )  # fmt: skip
 
 
@@ -100,7 +132,11 @@ def chart_patches(
             revision=figures.revision(view.runs, x, view.y, view.logx, view.logy),
         )  # fmt: skip
 
-    return one(data.main_plane, view.x, "main"), one(data.second_plane, view.x2, "second")
+    main = one(data.main_plane, view.x, "main")
+    if axes_changed and view.at is not None:
+        # The "rank arms at x" label is the main chart's first annotation (see _place_at_label).
+        main["layout"]["annotations"][0]["x"] = at_label_x(view.at, view.logx)
+    return main, one(data.second_plane, view.x2, "second")
 
 
 def placeholder(fig: figures.Figure) -> figures.Figure:
@@ -194,7 +230,16 @@ def layout(app: AppContext, query: str) -> Any:
                                 ],
                                 className="two-col",
                             ),
-                            c.tabs(view.tab, tabs, {"deltas": t.ab_control(view)}),
+                            c.tabs(
+                                view.tab,
+                                tabs,
+                                {
+                                    "deltas": t.ab_control(view),
+                                    "pruned": t.prune_controls(
+                                        view, list(app.source.master_configs())
+                                    ),
+                                },
+                            ),
                         ]
                     ),
                 ],
@@ -288,9 +333,10 @@ class RunCallbacks:
         return str((cell or {}).get("rowId") or "") or no_update
 
     @staticmethod
-    def on_unpin(_n: int) -> str:
-        """The unpin button."""
-        return ""
+    def on_unpin(n: int | None) -> Any:
+        """The unpin button. The detail panel draws a new button with each pinned point, and a
+        newly drawn input fires its callback once: only a real click unpins."""
+        return "" if n else no_update
 
     @staticmethod
     def on_legend(

@@ -14,6 +14,7 @@ from dashboard import series, style, urls
 from dashboard.data import RunData
 from dashboard.facets import ARM_NAME, Option
 from dashboard.ids import CONTROL, Id, control
+from dashboard.pages import overlays
 from dashboard.state import (
     ENVELOPE_CHOICES,
     FILTERS,
@@ -173,7 +174,7 @@ def axis_row(view: RunView, run_options: list[dict[str, str]]) -> html.Div:
                 multi=True,
                 css="control wide",
             ),
-            dropdown("y", "Y: throughput per GPU", choices(Y_CHOICES), view.y),
+            dropdown("y", "Y: throughput, cost or energy", choices(Y_CHOICES), view.y),
             dropdown("x", "X: interactivity", choices(X_CHOICES), view.x, css="control wide"),
             dropdown("x2", "Second chart X", choices(X2_CHOICES), view.x2),
             html.Div(
@@ -208,6 +209,7 @@ def axis_row(view: RunView, run_options: list[dict[str, str]]) -> html.Div:
                 ],
                 className="control",
             ),
+            *overlays.controls(view, run_options),  # issue 14: baseline=, hwcost=
             html.Div([c.copy_link()], className="control narrow"),
         ],
         className="axis-row",

@@ -7,15 +7,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
-from dash import html
+from dash import dcc, html
 
 from dashboard import components as c
 from dashboard import urls
 from dashboard.data import RunData
 from dashboard.facets import ARM_NAME
-from dashboard.ids import Id
+from dashboard.ids import Id, control
+from dashboard.pages import overlays as o
 from dashboard.pages.run_panels import choices, dropdown
-from dashboard.state import AB_CHOICES, RunView
+from dashboard.state import AB_CHOICES, PRUNE_TOGGLES, RunView
 from dashboard.tables import KEY_POINT_COLUMNS, run_table
 from ingest.schema import SPECS, Col
 
@@ -23,20 +24,16 @@ from ingest.schema import SPECS, Col
 def at_readout(data: RunData, view: RunView) -> Any:
     """Arms ranked by their frontier's throughput at the target x."""
     if view.at is None:
-        return html.Div(
+        return html.Div([html.Div(
             "Enter a value in “Rank arms at x =” to rank every arm by its frontier throughput there (PCHIP along the frontier, no extrapolation).",
             className="muted small",
-        )
+        ), *o.panel(data, view)])  # fmt: skip
     t = data.at_target
     unit_y = SPECS[Col(view.y)].unit
     body = []
     for i, r in enumerate(t.iter_rows(named=True), 1):
         y = r["y"]
-        cell = (
-            f"{y:,.1f} {unit_y}"
-            if y is not None
-            else f"outside its measured range ({r['x_lo']:.3g}–{r['x_hi']:.3g})"
-        )
+        cell = f"{y:,.1f} {unit_y}" if y is not None else out_of_range(data, view, r)
         body.append(
             html.Tr(
                 [
@@ -44,6 +41,7 @@ def at_readout(data: RunData, view: RunView) -> Any:
                     html.Td(str(r[ARM_NAME] or r[Col.ARM_ID])),
                     html.Td(str(r[Col.RUN_ID])),
                     html.Td(cell),
+                    html.Td(o.history_link(view, str(r[Col.ARM_ID]))),  # issue 14
                 ]
             )
         )
@@ -60,7 +58,37 @@ def at_readout(data: RunData, view: RunView) -> Any:
         if body
         else html.Div("no arm frontier in this view", className="empty")
     )
-    return html.Div([table, c.export_links("at", view.query())])
+    return html.Div([table, c.export_links("at", view.query()), *o.panel(data, view)])
+
+
+def out_of_range(data: RunData, view: RunView, r: dict[str, Any]) -> str:
+    """Why an arm has no value at the target x: the x range its points were measured over, the
+    range its frontier covers, and whether the frontier was cut by a cliff (post-cliff points
+    measured beyond it)."""
+    unit = SPECS[Col(view.x)].unit
+    plane = data.main_plane.filter(
+        (pl.col(Col.ARM_ID) == r[Col.ARM_ID])
+        & (pl.col(Col.RUN_ID) == r[Col.RUN_ID])
+        & (pl.col("x") > 0)
+        & (pl.col("verdict") != "invalid")
+    )
+    span = f"frontier covers {r['x_lo']:.3g}–{r['x_hi']:.3g}"
+    if not plane.height:
+        return f"outside its measured range ({span} {unit})"
+    lo, hi = plane.select(pl.col("x").min(), pl.col("x").max().alias("hi")).row(0)
+    text = f"outside its measured range: measured {lo:.3g}–{hi:.3g} {unit}, {span}"
+    cliff = plane.filter(
+        (pl.col("verdict") == "post_cliff")
+        & ((pl.col("x") < r["x_lo"]) | (pl.col("x") > r["x_hi"]))
+    )
+    if cliff.height:
+        c_lo, c_hi = cliff.select(pl.col("x").min(), pl.col("x").max().alias("hi")).row(0)
+        n = cliff.height
+        text += (
+            f"; the frontier was cut at the cliff ({n} post-cliff point{'s' if n != 1 else ''} "
+            f"at {c_lo:.3g}–{c_hi:.3g} left out)"
+        )
+    return text
 
 
 def _grid_or_empty(
@@ -192,33 +220,112 @@ PRUNED_COLUMNS = (
 )
 
 
+def prune_controls(view: RunView, masters: Sequence[str]) -> html.Div:
+    """The pruned list's options, as `paretolens prune` takes them (in the initial layout, so
+    their values are always part of the view): neighbouring concurrencies, every arm's own
+    frontier, and a master config to reuse keys from, chosen among the files the server knows."""
+    options = [{"label": m, "value": m} for m in masters]
+    if view.master and view.master not in masters:
+        options.append({"label": f"{view.master} (not known here)", "value": view.master})
+    return html.Div(
+        [
+            html.Div(
+                [
+                    html.Label("Also keep"),
+                    dcc.Checklist(
+                        id=control("prune"),
+                        options=choices(PRUNE_TOGGLES),
+                        value=view.controls()["prune"],
+                        labelStyle={"display": "block"},
+                    ),
+                ],
+                className="control",
+            ),
+            dropdown(
+                "master",
+                "Reuse keys from master config (files in the store's master-configs/)",
+                options,
+                view.master or None,
+                placeholder="none" if masters else "none known to this server",
+                css="control wide",
+            ),
+        ],
+        className="axis-row",
+    )
+
+
+def skipped_arms(space: Any) -> Any:
+    """The kept arms that cannot be exported, first, each with what would make it exportable."""
+    skipped = [] if isinstance(space, str) else list(space.skipped)
+    if not skipped:
+        return None
+    n = len(skipped)
+    return html.Div(
+        [
+            html.B(
+                f"{n} kept arm{'s' if n != 1 else ''} not exported: set what is missing, then "
+                "export again"
+            ),
+            html.Ul([html.Li([html.B(label), f": {why}"]) for label, why in skipped]),
+        ],
+        id=Id.PRUNED_SKIPPED,
+        className="notes",
+        role="status",
+    )
+
+
+def _copyable(text: str, pre_id: Id, copy_id: Id, what: str) -> html.Div:
+    return html.Div(
+        [
+            dcc.Clipboard(id=copy_id, target_id=pre_id, title=f"copy the {what}", className="clip"),
+            html.Pre(text, id=pre_id, tabIndex="0"),
+        ],
+        className="copyable",
+    )
+
+
 def pruned_body(data: RunData, view: RunView) -> list[Any]:
-    """The pruned-list tab: the CLI line, the search-space YAML, kept and dropped points."""
+    """The pruned-list tab: skipped arms first, the CLI line, the validated search-space YAML
+    (or why there is none), kept and dropped points."""
     q = view.query()
     p = data.pruned
-    summary = f"{p.kept.height} of {p.kept.height + p.dropped.height} points kept in {len(p.arms)} arm{'s' if len(p.arms) != 1 else ''} (the group-frontier points of {view.x} vs {view.y})"
+    options = [
+        n for n, on in (("neighbours", view.neighbours), ("arm frontiers", view.arm_frontier)) if on
+    ]
+    kept_how = f"the group-frontier points of {view.x} vs {view.y}"
+    if options:
+        kept_how += f", plus {' and '.join(options)}"
+    summary = (
+        f"{p.kept.height} of {p.kept.height + p.dropped.height} points kept in {len(p.arms)} "
+        f"arm{'s' if len(p.arms) != 1 else ''} ({kept_how})"
+    )
+    problem = data.pruned_check
+    yaml_part: Any = (
+        _copyable(data.pruned_yaml, Id.PRUNED_YAML, Id.PRUNED_COPY_YAML, "search-space YAML")
+        if problem is None
+        else html.Div(
+            f"No search-space YAML: {problem}",
+            id=Id.PRUNED_INVALID,
+            className="notes",
+            role="status",
+        )
+    )
+    exact = not data.pruned_cli.startswith("#")
     return [
+        skipped_arms(data.pruned_space),
+        c.notes([data.master[1]] if data.master[1] else []),
         html.Div(
-            [
-                html.B(summary),
-                " ",
-                c.export_links("pruned", q, urls.PRUNED_FORMATS),
-            ],
+            [html.B(summary), " ", c.export_links("pruned", q, urls.PRUNED_FORMATS)],
             className="small",
         ),
         html.H4(
             "Run the full sweep on exactly these points"
-            if not data.pruned_cli.startswith("#")
+            if exact
             else "No single test-config line runs exactly these points"
         ),
-        html.Pre(data.pruned_cli, id=Id.PRUNED_CLI),
-        html.Details(
-            [
-                html.Summary("InferenceX search-space YAML"),
-                html.Pre(data.pruned_yaml, id=Id.PRUNED_YAML),
-            ],
-            open=False,
-        ),
+        _copyable(data.pruned_cli, Id.PRUNED_CLI, Id.PRUNED_COPY_CLI, "test-config line"),
+        html.H4("InferenceX search-space YAML (validated as a master config)"),
+        yaml_part,
         c.grid(Id.PRUNED_GRID, run_table(data, "pruned"), PRUNED_COLUMNS, height=300),
     ]
 

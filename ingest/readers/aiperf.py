@@ -298,12 +298,34 @@ class AiperfTreeReader:
                 "command line or ingest the run's aggregate to get per-GPU throughput"
             )
         if raw_tree:
+            # The aggregate may lack the E2E-normalised interactivity: fill it from the same
+            # profiled records (enrichment only fills columns the aggregate has no value for).
+            enrich.update(e2e_norm_intvty(stats))
             # The bmk_agentic_ aggregate of the same run is the point when it is there (these
             # columns then enrich it); without it, this tree's own point stands.
             return ReadResult(
                 points=[point], enrich=enrich, series=series, notes=notes, consumed=consumed
             )
         return ReadResult(points=[point], series=series, notes=notes, consumed=consumed)
+
+
+def e2e_norm_intvty(stats: Mapping[str, Any]) -> Row:
+    """InferenceX's E2E-normalised interactivity from aiperf's per-request
+    `e2e_output_token_throughput` (output tokens / E2E latency, tok/s/user).
+
+    InferenceX builds it from per-request `e2el_s / osl` (formats.md §7: the same shape as
+    `latency.intvty`): median = 1 / p50(e2el/osl) = p50(osl/e2el), and its p90 is the slow tail,
+    1 / p90(e2el/osl) = p10(osl/e2el). aiperf's statistics cover the profiled requests only.
+    """
+    stat = stats.get("e2e_output_token_throughput")
+    if stat is None:
+        return {}
+    row: Row = {}
+    for col, key in ((Col.MEDIAN_E2E_NORM_INTVTY, "p50"), (Col.P90_E2E_NORM_INTVTY, "p10")):
+        value = stat.values.get(key)
+        if value is not None and value > 0:
+            row[col] = float(value)
+    return row
 
 
 UNIT_READERS = (AiperfTreeReader(),)

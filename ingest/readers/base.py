@@ -83,6 +83,11 @@ class ReadResult:
         measured, for attaching it to the right point (`ingest.attach`): `models` (served model
         names), `window` ([start, end] epoch seconds, either may be None), `since_start` (True
         for counters since server start), `prompt_tokens` and `generation_tokens` (counter sums).
+    evals: accuracy rows for the `evals` table (keys are `EvalCol` values; `source_path` names
+        the file each came from), from the eval readers (`ingest.readers.evals`); such a result
+        has no points.
+    eval_ignored: rel path -> why, for files of an eval set that were read and not taken
+        (a superseded lm-eval result, per-sample logs).
     """
 
     points: list[Row] = field(default_factory=list)
@@ -92,6 +97,8 @@ class ReadResult:
     consumed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     scope: Row = field(default_factory=dict)
+    evals: list[Row] = field(default_factory=list)
+    eval_ignored: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

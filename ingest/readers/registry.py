@@ -13,6 +13,7 @@ from ingest.readers.base import FileReader, UnitReader
 
 # Unit readers claim several files of one directory and run before file readers.
 UNIT_MODULES: tuple[str, ...] = (
+    "ingest.readers.evals",
     "ingest.readers.vllm_sweep",
     "ingest.readers.vllm_capture",
     "ingest.readers.genai_perf",
@@ -23,6 +24,7 @@ UNIT_MODULES: tuple[str, ...] = (
 
 # File readers, most specific first.
 FILE_MODULES: tuple[str, ...] = (
+    "ingest.readers.evals",
     "ingest.readers.together",
     "ingest.readers.agentic",
     "ingest.readers.agg_fixed",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import socket
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -36,6 +38,23 @@ def sample_view(store: Store) -> RunView | None:
     return view.replace(ab=axis.value, tab="deltas") if axis else view
 
 
+def listen_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on host:port (None when it can): a port in use, an
+    address this machine does not have, a privileged port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        # as waitress binds: a port in TIME_WAIT is free, one with a listener is not
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            if exc.errno == errno.EADDRINUSE:
+                reason = "the port is in use (another paretolens or server?)"
+            return f"{reason}: stop it, or pick another port with --port"
+    return None
+
+
 def serve(
     store: Annotated[
         Path | None, typer.Option("--store", help="store directory (default: the bundled store)")
@@ -59,6 +78,13 @@ def serve(
     from runner.service import is_loopback
 
     settings = load_settings(host=host, port=port, store=store)
+    problem = listen_problem(settings.host, settings.port)
+    if problem is not None:
+        print(
+            f"paretolens: cannot listen on {settings.host}:{settings.port}: {problem}",
+            file=sys.stderr,
+        )
+        raise typer.Exit(2)
     st = open_store(store)
     app = create_app(st, settings, golden_dir=GOLDEN_AL_DIR)
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host

@@ -106,6 +106,7 @@ def test_points_csv_numbers_agree_with_the_cli(client: Any, store: Store, tmp_pa
             "dsr1",
             "--format",
             "csv",
+            "--costs",  # the page fills the cost and energy columns (issue 14)
             "--output",
             str(out),
             "--store",
@@ -200,12 +201,19 @@ def test_bad_export_requests_say_what_is_wrong(
 def test_json_requests_get_json_errors(client: Any) -> None:
     resp = _get(client, "/export/nope.json?unofficialRun=mtp", 404)
     assert json.loads(resp.get_data(as_text=True)) == {
-        "error": "unknown table 'nope'; tables: points, al, deltas, deltas_frontier, at, pruned, rejects, uplift, compare_points, unmatched, runs, jobs",
+        "error": "unknown table 'nope'; tables: points, al, deltas, deltas_frontier, at, pruned, rejects, baseline, uplift, compare_points, unmatched, runs, jobs, history",
         "status": 404,
     }
 
 
-def test_a_run_not_in_the_store_exports_an_empty_table(client: Any) -> None:
-    body = _get(client, "/export/points.csv?unofficialRun=424242").get_data(as_text=True)
-    assert body.splitlines()[0].startswith("point_id,run_id,")
-    assert len(body.splitlines()) == 1
+def test_an_export_of_a_run_not_in_the_store_is_404_with_a_json_error(client: Any) -> None:
+    # (issue 13: it answered 200 with an empty table, which reads as "the run has no points")
+    for url in (
+        "/export/points.json?unofficialRun=424242",
+        "/export/pruned.json?unofficialRun=424242",
+        "/export/uplift.json?base=dsr1&candidate=424242",
+    ):
+        doc = json.loads(_get(client, url, 404).get_data(as_text=True))
+        assert doc["status"] == 404 and doc["error"].startswith("run 424242 not in the store")
+    body = _get(client, "/export/points.csv?unofficialRun=424242", 404).get_data(as_text=True)
+    assert "424242 not in the store" in body

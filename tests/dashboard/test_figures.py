@@ -93,7 +93,8 @@ def test_concurrency_labels_and_hover_carry_config_requests_and_al(source: DataS
     trace = _points(main_figure(_run(source), DSR1))[0]
     assert list(trace.text) == [str(c[3]) for c in trace.customdata]
     assert (
-        "requests ok/total" in trace.hovertemplate and "AL: %{customdata[8]}" in trace.hovertemplate
+        "requests ok/profiled" in trace.hovertemplate
+        and "AL: %{customdata[8]}" in trace.hovertemplate
     )
     assert trace.customdata[0][8] == "not measured"
     assert "b200 · vllm · fp4 · 4 GPUs" in trace.customdata[0][9]

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 import dashboard.app
 from ingest.store import Store
 from paretolens.cli import app as cli
+from paretolens.commands import serve_cmds
 from paretolens.commands.serve_cmds import sample_view
 
 
@@ -22,6 +23,7 @@ def _serve(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[Any, dict[str, 
     import waitress
 
     monkeypatch.setattr(waitress, "serve", lambda wsgi, **kw: calls.update(wsgi=wsgi, **kw))
+    monkeypatch.setattr(serve_cmds, "listen_problem", lambda host, port: None)
     monkeypatch.delenv("PARETOLENS_TOKEN", raising=False)
     result = CliRunner().invoke(cli, ["serve", *args])
     assert result.exit_code == 0, result.output
@@ -54,6 +56,7 @@ def test_serving_beyond_localhost_without_a_token_warns(
 def test_dev_server_is_opt_in(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     runs: list[dict[str, Any]] = []
     monkeypatch.setattr(dashboard.app.Dash, "run", lambda self, **kw: runs.append(kw))
+    monkeypatch.setattr(serve_cmds, "listen_problem", lambda host, port: None)
     result = CliRunner().invoke(cli, ["serve", "--store", str(store.root), "--dev"])
     assert result.exit_code == 0, result.output
     assert runs == [{"host": "127.0.0.1", "port": 8050, "debug": False}]

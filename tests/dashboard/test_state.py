@@ -117,11 +117,13 @@ def test_the_cache_and_callback_field_sets_follow_from_the_markers() -> None:
     assert {"logx", "logy", "frontier_only", "labels", "point", "hide", "tab", "x2"} == DISPLAY_ONLY
     assert set(data.CACHE_IGNORED) == DISPLAY_ONLY - {"x2"}
     assert data.RUN_FIELDS == ("runs",)
-    assert set(data.POINT_FIELDS) == {"runs", *FILTER_FIELDS}
+    assert set(data.POINT_FIELDS) == {"runs", *FILTER_FIELDS, "hwcost"}
     assert set(data.MAIN_FIELDS) == {*data.POINT_FIELDS, "x", "y", "envelope", "slo"}
     assert set(data.SECOND_FIELDS) == {*data.POINT_FIELDS, "x2", "y", "envelope", "slo"}
     assert set(data.DELTA_FIELDS) == {*data.MAIN_FIELDS, "ab"}
-    assert {"tab", "ab"} == run.FIGURE_NEUTRAL
+    assert set(data.BASELINE_FIELDS) == {*data.MAIN_FIELDS, "baseline"}
+    assert set(data.PRUNED_FIELDS) == {*data.MAIN_FIELDS, "neighbours", "arm_frontier", "master"}
+    assert {"tab", "ab", "neighbours", "arm_frontier", "master"} == run.FIGURE_NEUTRAL
     assert {"logx", "logy", "hide", "point"} == run.PATCHABLE
 
 
@@ -130,6 +132,8 @@ def test_a_field_without_a_marker_is_refused() -> None:
         x: Annotated[str, affects(Part.MAIN)] = ""
         bare: str = ""
 
-    assert invalidates(View, "x") == {Part.MAIN, Part.DELTAS, Part.RANKING, Part.CHARTS}
+    assert invalidates(View, "x") == {
+        Part.MAIN, Part.DELTAS, Part.RANKING, Part.BASELINE, Part.PRUNED, Part.CHARTS
+    }  # fmt: skip
     with pytest.raises(TypeError, match=r"View.bare needs one affects\(...\) marker"):
         fields_affecting(View, Part.MAIN)

@@ -326,8 +326,9 @@ def test_an_empty_batch() -> None:
 def test_arm_label_reads_only_the_arm_key_and_the_gpu_split(
     row: dict[str, Any], col: Col, value: Any
 ) -> None:
-    # The batch computes one label per distinct (arm key, prefill/decode GPU) tuple.
-    if col in (*ARM_KEY, Col.PREFILL_GPUS, Col.DECODE_GPUS):
+    # The batch computes one label per distinct (arm key, prefill/decode GPU, load kind) tuple:
+    # conc and request_rate say whether the arm is a request-rate sweep.
+    if col in (*ARM_KEY, Col.PREFILL_GPUS, Col.DECODE_GPUS, Col.CONC, Col.REQUEST_RATE):
         return
     try:
         before = arm_label(row)

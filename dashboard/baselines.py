@@ -1,0 +1,184 @@
+"""A baseline drawn under the run page's run (issue 14, item 1): `baseline=<run id>|main`.
+
+`main` is the latest main-branch result per configuration, ISL/OSL and load
+(`analysis.baseline.latest_main_baseline`, as InferenceX's `utils/compare_results.py`); a run id
+is that run as it is stored. The baseline is compared with the view's first run by
+`analysis.compare.compare_runs` (per arm: the uplift of the run's frontier over the baseline's at
+matched interactivity, PCHIP, common range only), and the same analysis gives the frontiers and
+the per-arm gaps the chart shades. The dashboard computes nothing here: it picks the points,
+applies the view's filters and cost overrides, and hands them to `analysis/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import polars as pl
+
+from analysis import Analysis, Frontier, RunComparison, analyze_points, compare_runs
+from analysis.baseline import BASELINE_MAIN, MAIN, baseline_markdown, latest_main_baseline
+from analysis.compare import comparison_markdown
+from analysis.interpolate import frontier_gap
+from analysis.slo import parse_slo
+from dashboard.facets import ARM_NAME, filter_expr
+from dashboard.planes import table_plane
+from dashboard.state import RunView
+from ingest.schema import DEFAULT_GROUP, Col, RunCol
+
+# The per-arm uplift table's columns (the rest of compare_runs' `arms`, then the arm's name).
+UPLIFT_COLUMNS = (
+    Col.ARM_ID.value,
+    ARM_NAME,
+    "x_lo",
+    "x_hi",
+    "uplift_pct",
+    "mean_delta_pct",
+    "area_base",
+    "area_between",
+    "matched_concs",
+)
+
+
+@dataclass(frozen=True)
+class ArmGap:
+    """One arm's run frontier over its baseline frontier on their common x range: the PCHIP
+    values at the measured x of either (`analysis.interpolate.FrontierGap`) and the uplift."""
+
+    arm_id: str
+    lo: float
+    hi: float
+    xs: tuple[float, ...]
+    base: tuple[float, ...]
+    run: tuple[float, ...]
+    uplift_pct: float | None
+    mean_delta_pct: float
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A baseline of a run view.
+
+    requested: `main` or the baseline run id, as the URL says.
+    base_id: the run id the baseline points carry (`baseline:main` for main).
+    run_id: the run it is compared with (the view's first run).
+    points: the baseline points (view filters and cost overrides applied).
+    plane: what the chart draws of them (verdicts on the view's plane, hover columns).
+    frontiers: the baseline's arm frontiers (drawn solid).
+    comparison: `compare_runs(baseline, run)`; its `arms` is the uplift table.
+    gaps: per matched arm with a common x range, what the chart shades.
+    markdown: the PR markdown (with the "Baseline" section for main).
+    notes: what the page should say (no main-branch result, ...).
+    """
+
+    requested: str
+    base_id: str
+    run_id: str
+    points: pl.DataFrame
+    plane: pl.DataFrame
+    frontiers: tuple[Frontier, ...]
+    comparison: RunComparison
+    gaps: tuple[ArmGap, ...]
+    markdown: str
+    notes: tuple[str, ...]
+
+    def table(self, names: pl.DataFrame) -> pl.DataFrame:
+        """Per arm of the run: the uplift over the baseline (arms without one say so)."""
+        arms = self.comparison.arms
+        if not arms.height:
+            return pl.DataFrame(schema={c: pl.String for c in (Col.ARM_ID, ARM_NAME)})
+        named = arms.join(names, on=Col.ARM_ID, how="left").with_columns(
+            pl.coalesce(pl.col(ARM_NAME), pl.col(Col.ARM_LABEL)).alias(ARM_NAME)
+        )
+        return named.select([c for c in UPLIFT_COLUMNS if c in named.columns]).sort(ARM_NAME)
+
+
+Costed = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+def build_baseline(
+    view: RunView,
+    run_points: pl.DataFrame,
+    names: pl.DataFrame,
+    catalog: pl.DataFrame,
+    read: Callable[[list[str]], pl.DataFrame],
+    costed: Costed,
+) -> Baseline | None:
+    """The baseline of a view (None without `baseline=`).
+
+    Args:
+        view: the run view (`baseline`, the filters, x, y, slo).
+        run_points: the view's filtered points (cost columns filled).
+        names: the view's arm names.
+        catalog: the store's runs catalog.
+        read: reads the points of some runs from the store.
+        costed: fills the cost columns of points (the view's `hwcost`).
+    """
+    if not view.baseline or not view.runs:
+        return None
+    run_id = view.runs[0]
+    notes: list[str] = []
+    if len(view.runs) > 1:
+        notes.append(f"the baseline is compared with the first run of the view, {run_id}")
+    mine = run_points.filter(pl.col(Col.RUN_ID) == run_id)
+    if view.baseline == MAIN:
+        mains = catalog.filter(
+            (pl.col(RunCol.BRANCH) == MAIN) & (pl.col(RunCol.RUN_ID) != run_id)
+        ).get_column(RunCol.RUN_ID)
+        stored = read([run_id, *mains.to_list()])
+        base = latest_main_baseline(stored, catalog, run_id)
+        base_id = BASELINE_MAIN
+        if not base.height:
+            notes.append(
+                f"no main-branch run in the store measured a configuration of run {run_id}"
+            )
+    else:
+        base_id = view.baseline
+        stored = read([base_id])
+        base = stored
+        if base_id == run_id:
+            notes.append("the baseline is the run itself: pick another run, or main")
+            base = stored.clear()
+        elif not base.height:
+            notes.append(f"baseline run {base_id} is not in the store (or has no points)")
+    base = costed(base.filter(filter_expr(view)))
+    pts = pl.concat([mine, base.select(mine.columns)], how="vertical_relaxed")
+    slo = parse_slo(view.slo)
+    cmp = compare_runs(pts, base_id, run_id, x=view.x, y=view.y, slo=slo)
+    # The same analysis compare_runs makes (per-run groups, nothing dominated kept), for the
+    # frontiers drawn and the gaps shaded, so the shading and the table are the same numbers.
+    a = analyze_points(pts, view.x, view.y, DEFAULT_GROUP, max_dominated_by=0, slo=slo)
+    plane = _plane(a, base, names, base_id)
+    fronts = {(dict(f.key)[Col.RUN_ID], dict(f.key)[Col.ARM_ID]): f for f in a.arm_frontiers}
+    gaps = []
+    for arm in cmp.arms.get_column(Col.ARM_ID).to_list() if cmp.arms.height else []:
+        fb, fr = fronts.get((base_id, arm)), fronts.get((run_id, arm))
+        gap = frontier_gap(fb, fr) if fb is not None and fr is not None else None
+        if gap is not None:
+            gaps.append(
+                ArmGap(str(arm), gap.lo, gap.hi, gap.xs, gap.baseline, gap.treatment,
+                       gap.area_delta_pct, gap.mean_delta_pct)
+            )  # fmt: skip
+    if view.baseline == MAIN:
+        markdown = baseline_markdown(cmp, stored, base, catalog, run_id)
+    else:
+        markdown = comparison_markdown(cmp)
+    return Baseline(
+        requested=view.baseline,
+        base_id=base_id,
+        run_id=run_id,
+        points=base,
+        plane=plane,
+        frontiers=tuple(f for f in a.arm_frontiers if dict(f.key).get(Col.RUN_ID) == base_id),
+        comparison=cmp,
+        gaps=tuple(gaps),
+        markdown=markdown,
+        notes=tuple(notes),
+    )
+
+
+def _plane(a: Analysis, base: pl.DataFrame, names: pl.DataFrame, base_id: str) -> pl.DataFrame:
+    """The baseline's rows of the analysis with the hover columns and arm names (arms the view
+    does not have are named by their label)."""
+    plane = table_plane(a.table.filter(pl.col(Col.RUN_ID) == base_id), base, names)
+    return plane.with_columns(pl.coalesce(pl.col(ARM_NAME), pl.col(Col.ARM_LABEL)).alias(ARM_NAME))
