@@ -299,6 +299,9 @@ def _tint(color: str, alpha: float = 0.22) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
+_PER_GPU = (Col.TPUT_PER_GPU, Col.OUTPUT_TPUT_PER_GPU, Col.INPUT_TPUT_PER_GPU)
+
+
 def _nothing_drawn(plane: pl.DataFrame, x: str, y: str) -> str:
     """Why a chart is empty: no point passes the filters, or none has a usable x or y."""
     if plane.height:
@@ -307,6 +310,13 @@ def _nothing_drawn(plane: pl.DataFrame, x: str, y: str) -> str:
             for metric, col in ((x, "x"), (y, "y"))
             if plane.filter(pl.col(col).is_not_null() & (pl.col(col) > 0)).height == 0
         ]
+        if lacking and y in _PER_GPU and plane.filter(pl.col("y").is_not_null()).height == 0:
+            # Per-GPU throughput needs a GPU count; the totals over all GPUs do not.
+            return (
+                f"none of the {plane.height} points records its GPU count, so there is no "
+                f"{axis_title(y).split(' (')[0]}: choose a total throughput (all GPUs) as y, "
+                "or ingest with --set num_gpus=N"
+            )
         if lacking:
             return (
                 f"none of the {plane.height} points has {' or '.join(lacking)}: pick another axis"

@@ -37,6 +37,9 @@ Y_CHOICES: tuple[tuple[Col, str], ...] = (
     (Col.TPUT_PER_GPU, "Total tok/s/GPU"),
     (Col.OUTPUT_TPUT_PER_GPU, "Output tok/s/GPU"),
     (Col.INPUT_TPUT_PER_GPU, "Input tok/s/GPU"),
+    # For points whose GPU count no file says (no per-GPU throughput): the totals over all GPUs.
+    (Col.TOTAL_TPUT, "Total tok/s (all GPUs)"),
+    (Col.OUTPUT_TPUT, "Output tok/s (all GPUs)"),
 )
 # Issue 14: the cost and energy columns (analysis.cost, filled at view time with `hwcost=`).
 Y_CHOICES += tuple((col, COST_LABELS[col]) for col in COST_COLUMNS)
