@@ -34,6 +34,7 @@ SUITES: tuple[tuple[str, str, str], ...] = (
     ("store", "benchmarks.suite_store", "Store"),
     ("dashboard", "benchmarks.suite_dashboard", "Dashboard server time"),
     ("browser", "benchmarks.suite_browser", "Dashboard in headless chromium"),
+    ("load", "benchmarks.suite_load", "Dashboard under 50 users (load)"),
     ("growth", "benchmarks.suite_growth", "Cost growth"),
 )
 HERE = Path(__file__).resolve().parent

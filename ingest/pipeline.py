@@ -22,10 +22,12 @@ import polars as pl
 
 from ingest.artifacts import Collected, collect_all
 from ingest.defaults import account_local, check_defaults, read_local_defaults
+from ingest.eval_rows import eval_frame
+from ingest.eval_store import read_evals
 from ingest.reading import parse_json, read_unit
 from ingest.report import FileOutcome, Ignored, IngestReport, Reject
 from ingest.rows import build_rows
-from ingest.schema import Col, RejectCol, RunCol, SeriesCol, empty_points
+from ingest.schema import Col, EvalCol, RejectCol, RunCol, SeriesCol, empty_points
 from ingest.store import Store, check_run_id
 
 __all__ = [
@@ -98,6 +100,7 @@ def ingest_paths(
     report = IngestReport()
     now = datetime.now(UTC)
     per_run: dict[str, tuple[list[pl.DataFrame], list[Row]]] = {}
+    per_run_evals: dict[str, list[pl.DataFrame]] = {}
     if run_id is not None:
         check_run_id(run_id)
     with tempfile.TemporaryDirectory(prefix="paretolens-ingest-") as work:
@@ -127,6 +130,7 @@ def ingest_paths(
                 if progress:
                     progress(done, total)
             rows, series = build_rows(outs, rid, now, report, given, defaults_from, local)
+            per_run_evals.setdefault(rid, []).append(eval_frame(outs, rid, report))
             account_local(local, rid, report)
             _account(c, rid, report)
             acc = per_run.setdefault(rid, ([], []))
@@ -134,7 +138,7 @@ def ingest_paths(
             acc[1].extend(series)
             if rid not in report.runs:
                 report.runs.append(rid)
-    _store(store, per_run, report, run_meta or {}, now)
+    _store(store, per_run, report, run_meta or {}, now, per_run_evals)
     return report
 
 
@@ -144,6 +148,7 @@ def _store(
     report: IngestReport,
     meta: dict[str, Any],
     now: datetime,
+    evals: dict[str, list[pl.DataFrame]] | None = None,
 ) -> None:
     with store.lock():
         for rid in report.runs:
@@ -176,7 +181,8 @@ def _store(
             report.accepted += new_rows.height
             fresh = set(new_rows.get_column(Col.POINT_ID).to_list())
             mine = [o for o in report.accepted_files if o.run_id == rid]
-            stale = [o for o in mine if not fresh.intersection(o.point_ids)]
+            # (an eval file's outcome has no point ids: `_store_evals` decides it)
+            stale = [o for o in mine if o.point_ids and not fresh.intersection(o.point_ids)]
             if stale:
                 report.duplicate_files.extend(stale)
                 report.accepted_files = [o for o in report.accepted_files if o not in stale]
@@ -197,7 +203,8 @@ def _store(
                 store.replace_run_rows(rid, new_rows, sframe, replaced)
             # Every file read now has no old rejects, also one whose rows are already stored: an
             # ingest killed between the two writes left its stale reject behind.
-            store.clear_rejects(rid, sorted(set(paths)))
+            eval_paths = _store_evals(store, rid, (evals or {}).get(rid, []), report)
+            store.clear_rejects(rid, sorted(set(paths) | eval_paths))
             rej = [r for r in report.rejected if r.run_id == rid]
             store.add_rejects(
                 pl.DataFrame(
@@ -247,6 +254,38 @@ def _store(
                 if k in meta and k not in entry:
                     entry[k] = meta[k]
             store.upsert_run(entry)
+
+
+def _store_evals(
+    store: Store, rid: str, frames: list[pl.DataFrame], report: IngestReport
+) -> set[str]:
+    """Write a run's eval rows (each file's rows replace what the store had from it); a file
+    whose rows are all stored already, from the same bytes, is a duplicate. Returns the files."""
+    frame = pl.concat([f for f in frames if f.height]) if any(f.height for f in frames) else None
+    if frame is None:
+        return set()
+    files = frame.get_column(EvalCol.SOURCE_PATH).str.split("#").list.first()
+    frame = frame.with_columns(files.alias("__file"))
+    old = read_evals(store, [rid])
+    known = set(
+        zip(
+            old.get_column(EvalCol.SOURCE_PATH).str.split("#").list.first().to_list(),
+            old.get_column(EvalCol.SOURCE_SHA256).to_list(),
+            strict=True,
+        )
+    )
+    shas = dict(zip(frame["__file"].to_list(), frame[EvalCol.SOURCE_SHA256].to_list(), strict=True))
+    same = {f for f, sha in shas.items() if (f, sha) in known}
+    dup = [
+        o for o in report.accepted_files if o.run_id == rid and not o.point_ids and o.path in same
+    ]
+    if dup:
+        report.duplicate_files.extend(dup)
+        report.accepted_files = [o for o in report.accepted_files if o not in dup]
+    new = frame.filter(~pl.col("__file").is_in(sorted(same))).drop("__file")
+    if new.height:
+        store.replace_run_evals(rid, new)
+    return set(shas)
 
 
 def _safe(text: str) -> str:

@@ -1,6 +1,7 @@
 """The Parquet store: the only module that writes or reads Parquet.
 
-Layout under the store root::
+Layout under the store root (the same as stores written before the journal; such a store opens
+as it is, and its dead writers' temporary files are swept by the next writer)::
 
     points/run=<key>.parquet       one file per run, rewritten whole on each ingest into the run
     timeseries/run=<key>.parquet   server-metric samples of that run's points
@@ -8,24 +9,30 @@ Layout under the store root::
     rejects.parquet                every file or row that was not taken, with its reason
     jobs/                          runner job records (owned by runner.jobs)
     .lock                          an exclusive lock held by writers
+    .journal.json                  only between a change's commit and its last rename
 
-Every write goes to a temporary file in the same directory and is renamed over the target, so a
-reader (or a process killed mid-write) only ever sees a whole old file or a whole new one. Readers
-open a file by name more than once (polars and pyarrow read the footer when they plan a scan and
-the data when they run it), so a rename in between can pair an old footer with new data; the
-reads here retry, which then see one whole version (`Store.collect` for lazy queries). Writers
-serialise on `.lock` (fcntl), so two ingests never lose or double rows. A run's file is the unit
-of partition pruning: reading one run opens one file.
+Writers serialise on `.lock` (fcntl), so two ingests never lose or double rows. Everything a
+writer changes while it holds the lock is one transaction (`ingest.journal`): each file is
+staged beside its target, and on release one rename (the journal's) commits the whole change;
+then the staged files are renamed into place and every directory fsynced. Killed at any moment,
+the store holds all of the change or none of it: the next writer completes a committed change
+before it does anything, and readers read through a pending journal. An error while writing
+(a full disk, a read-only store) raises `StoreWriteError` and leaves the store as it was.
+
+Readers open a file by name more than once (polars and pyarrow read the footer when they plan a
+scan and the data when they run it), so a rename in between can pair an old footer with new
+data; the reads here retry, which then see one whole version (`Store.collect` for lazy queries).
+A run's file is the unit of partition pruning: reading one run opens one file.
+
+A new kind of file is a path property, a reader through `_read` (or `_resolve`) and a writer
+through `_write` (or `_delete`) called under `lock()`: it joins the transaction unchanged.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import fcntl
-import os
-import re
-import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -35,6 +42,19 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ingest import journal
+from ingest.frames import _conform, _empty, _polars_overrides, conform_frame
+from ingest.journal import StoreWriteError
+from ingest.run_ids import (
+    RUN_ID_MAX_CHARS,
+    RUN_ID_RULE,
+    InvalidRunId,
+    check_run_id,
+    is_readable_run_id,
+    is_valid_run_id,
+    run_key,
+    suggest_run_id,
+)
 from ingest.schema import (
     POINTS_SCHEMA,
     REJECTS_SCHEMA,
@@ -46,77 +66,19 @@ from ingest.schema import (
     SeriesCol,
 )
 
-# What a run id may contain (one rule: ingest refuses other ids, the dashboard's URLs carry these
-# unescaped): a letter or digit, then up to 199 letters, digits and `. _ : @ + -`.
-RUN_ID_MAX_CHARS = 200
-RUN_ID_RULE = (
-    f"a letter or digit, then letters, digits and . _ : @ + - (at most {RUN_ID_MAX_CHARS} "
-    "characters; no spaces, slashes or brackets)"
-)
-_RUN_ID = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._:@+-]{{0,{RUN_ID_MAX_CHARS - 1}}}$")
-_RUN_ID_BAD = re.compile(r"[^A-Za-z0-9._:@+-]+")
-
-
-class InvalidRunId(ValueError):
-    """A run id that breaks `RUN_ID_RULE`; the message suggests one that keeps it."""
-
-    def __init__(self, run_id: str) -> None:
-        self.run_id = run_id
-        self.suggestion = suggest_run_id(run_id)
-        shown = run_id if len(run_id) <= 80 else run_id[:77] + "..."
-        super().__init__(
-            f"run id {shown!r} is not allowed: a run id is {RUN_ID_RULE}. "
-            f"Pass --run-id {self.suggestion} (or rename the directory)"
-        )
-
-
-def is_valid_run_id(run_id: object) -> bool:
-    """Whether `run_id` keeps the run id rule (what ingest accepts)."""
-    return isinstance(run_id, str) and _RUN_ID.match(run_id) is not None
-
-
-def check_run_id(run_id: str) -> str:
-    """`run_id` when it keeps the rule.
-
-    Raises:
-        InvalidRunId: naming the rule and a suggested id.
-    """
-    if not is_valid_run_id(run_id):
-        raise InvalidRunId(run_id)
-    return run_id
-
-
-def suggest_run_id(run_id: str) -> str:
-    """An id that keeps the rule, made from one that does not ('sweep 2026-01 (retry)' ->
-    'sweep-2026-01-retry')."""
-    out = _RUN_ID_BAD.sub("-", run_id).strip("-._:@+")[:RUN_ID_MAX_CHARS].rstrip("-._:@+")
-    return out or "run"
-
-
-# Never in a run id a URL names, old or new: the URL's list separator, markup and quotes.
-_NEVER_IN_RUN_IDS = frozenset(",<>\"'`\\")
-
-
-def is_readable_run_id(run_id: object) -> bool:
-    """Whether a run id can be named in a URL. Ids that stores written before the rule may hold
-    (the default was the directory's name: spaces, brackets, `#`, `&`, non-ASCII letters) are
-    tolerated on read; control characters, commas (the URL's list separator), markup and quote
-    characters, and surrounding blanks are not."""
-    return (
-        isinstance(run_id, str)
-        and 0 < len(run_id) <= 4 * RUN_ID_MAX_CHARS
-        and run_id.strip() == run_id
-        and run_id.isprintable()
-        and _NEVER_IN_RUN_IDS.isdisjoint(run_id)
-    )
-
-
-def run_key(run_id: str) -> str:
-    """File-name-safe, reversible key of a run id."""
-    if run_id.replace("-", "").replace("_", "").replace(".", "").isalnum():
-        return run_id
-    return "b64-" + base64.urlsafe_b64encode(run_id.encode()).decode().rstrip("=")
-
+__all__ = [
+    "RUN_ID_MAX_CHARS",
+    "RUN_ID_RULE",
+    "InvalidRunId",
+    "Store",
+    "StoreWriteError",
+    "check_run_id",
+    "conform_frame",
+    "is_readable_run_id",
+    "is_valid_run_id",
+    "run_key",
+    "suggest_run_id",
+]
 
 _READ_ATTEMPTS = 5
 # What reading a file that was renamed over mid-read raises (a footer and data of two versions),
@@ -136,56 +98,12 @@ def _retrying(read: Callable[[], T]) -> T:
     raise AssertionError("unreachable")
 
 
-# schema id -> (the schema, an empty frame of it, its column names, its polars dtypes). Keyed by
-# id: hashing a 124-field Arrow schema costs more than building the empty frame.
-_EMPTY: dict[int, tuple[pa.Schema, pl.DataFrame, list[str], list[pl.DataType]]] = {}
-
-
-def _empty_of(schema: pa.Schema) -> tuple[pa.Schema, pl.DataFrame, list[str], list[pl.DataType]]:
-    got = _EMPTY.get(id(schema))
-    if got is None or got[0] is not schema:
-        made = pl.from_arrow(schema.empty_table())
-        assert isinstance(made, pl.DataFrame)
-        got = _EMPTY[id(schema)] = (schema, made, made.columns, made.dtypes)
-    return got
-
-
-def _empty(schema: pa.Schema) -> pl.DataFrame:
-    return _empty_of(schema)[1].clone()
-
-
-def _exact(df: pl.DataFrame, schema: pa.Schema) -> bool:
-    """The frame already has exactly the schema's columns, in order, with its polars dtypes."""
-    _, _, names, dtypes = _empty_of(schema)
-    return df.columns == names and df.dtypes == dtypes
-
-
-def _conform(df: pl.DataFrame, schema: pa.Schema) -> pa.Table:
-    """Cast a frame to exactly the given Arrow schema (missing columns become null)."""
-    if df.columns == schema.names:
-        # The same per-column casts as below, done by Arrow over the whole table, one chunk per
-        # column.
-        table = df.to_arrow().cast(schema)
-        if any(c.num_chunks != 1 for c in table.columns):
-            table = table.combine_chunks()
-        return table
-    cols = []
-    for f in schema:
-        if f.name in df.columns:
-            arr = df.get_column(f.name).to_arrow()
-            if isinstance(arr, pa.ChunkedArray):
-                arr = arr.combine_chunks()
-            cols.append(arr.cast(f.type) if arr.type != f.type else arr)
-        else:
-            cols.append(pa.nulls(df.height, type=f.type))
-    return pa.Table.from_arrays(cols, schema=schema)
-
-
 class Store:
     """A paretolens store rooted at a directory."""
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
+        self._local = threading.local()  # the calling thread's transaction, under lock()
 
     # ---- paths ---------------------------------------------------------------------------------
     @property
@@ -207,46 +125,91 @@ class Store:
     def _run_file(self, base: Path, run_id: str) -> Path:
         return base / f"run={run_key(run_id)}.parquet"
 
-    # ---- locking and atomic writes -------------------------------------------------------------
+    # ---- locking and transactions --------------------------------------------------------------
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the store's exclusive writer lock."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "a+") as fh:
+        """Hold the store's exclusive writer lock; what is written meanwhile is one transaction.
+
+        Raises:
+            StoreWriteError: the store cannot be written (read-only, full, ...); it holds what
+                it held before (or, if the failure came after the commit point, the whole change,
+                which the next writer finishes applying).
+        """
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fh = open(self.root / ".lock", "a+")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise StoreWriteError(self.root, exc) from exc
+        with fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            txn = journal.Transaction(self.root)
             try:
-                self._sweep_temp_files()
-                yield
+                try:
+                    journal.recover(self.root)
+                    journal.sweep(self.root)
+                except OSError as exc:
+                    raise StoreWriteError(self.root, exc) from exc
+                self._local.txn = txn
+                try:
+                    yield
+                except OSError as exc:
+                    txn.abort()
+                    if isinstance(exc, StoreWriteError):
+                        raise
+                    raise StoreWriteError(self.root, exc) from exc
+                except BaseException:
+                    txn.abort()
+                    raise
+                finally:
+                    self._local.txn = None
+                txn.commit()
             finally:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
-    def _sweep_temp_files(self) -> None:
-        # Only the lock holder writes temporary files, so any found now are a dead writer's.
-        for base in (self.root, self.points_dir, self.series_dir):
-            for tmp in base.glob(".tmp-*.parquet"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
+    def _txn(self) -> journal.Transaction | None:
+        txn: journal.Transaction | None = getattr(self._local, "txn", None)
+        return txn
+
+    def _pending(self) -> dict[str, str | None] | None:
+        return None if self._txn() is not None else journal.pending(self.root)
+
+    def _resolve(self, target: Path, pending: object = False) -> Path | None:
+        """The file that holds `target`'s current content for this thread (None: absent): the
+        writer's staged file, a pending journal's (`pending`: one `_pending()` for many files),
+        or the target itself."""
+        txn = self._txn()
+        if txn is not None:
+            return txn.resolve(target)
+        got = self._pending() if pending is False else pending
+        return target if not isinstance(got, dict) else journal.resolve(self.root, got, target)
 
     def _write(self, table: pa.Table, target: Path) -> None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=target.parent)
-        os.close(fd)
-        try:
-            pq.write_table(table, tmp, compression="zstd")
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        """Write `target` whole: staged into the transaction under `lock()`; outside it, on its
+        own (temporary file, fsync, rename, directory fsync)."""
 
-    @staticmethod
-    def _read(path: Path, schema: pa.Schema) -> pl.DataFrame:
+        def write(tmp: Path) -> None:
+            pq.write_table(table, tmp, compression="zstd")
+
+        txn = self._txn()
+        if txn is not None:
+            txn.stage(target, write)
+            return
+        one = journal.Transaction(self.root)
+        one.stage(target, write)
+        one.commit()
+
+    def _delete(self, target: Path) -> None:
+        txn = self._txn()
+        if txn is None:
+            raise RuntimeError("a store file is deleted under Store.lock()")
+        txn.delete(target)
+
+    def _read(self, path: Path, schema: pa.Schema) -> pl.DataFrame:
         def read() -> pl.DataFrame:
-            if not path.exists():
+            where = self._resolve(path)
+            if where is None or not where.exists():
                 return _empty(schema)
-            df = pl.from_arrow(pq.read_table(path, schema=schema))
+            df = pl.from_arrow(pq.read_table(where, schema=schema))
             assert isinstance(df, pl.DataFrame)
             return df
 
@@ -259,8 +222,18 @@ class Store:
 
     def _point_files(self, run_ids: Sequence[str] | None, base: Path) -> list[Path]:
         if run_ids is None:
-            return sorted(base.glob("run=*.parquet")) if base.exists() else []
-        return [p for p in (self._run_file(base, r) for r in run_ids) if p.exists()]
+            targets = set(base.glob("run=*.parquet")) if base.exists() else set()
+            txn, pending = self._txn(), self._pending()
+            for t in (
+                txn.staged if txn is not None else pending or {}
+            ):  # files the change adds (its deletes resolve to None below)
+                path = t if isinstance(t, Path) else self.root / t
+                if path.parent == base and path.name.startswith("run="):
+                    targets.add(path)
+        else:
+            targets, pending = {self._run_file(base, r) for r in run_ids}, self._pending()
+        found = (self._resolve(t, pending) for t in sorted(targets))
+        return [p for p in found if p is not None and p.exists()]
 
     def scan_points(self, run_ids: Sequence[str] | None = None) -> pl.LazyFrame:
         """Lazily scan points, opening only the files of the given runs."""
@@ -405,24 +378,18 @@ class Store:
             self._write(_conform(old.filter(~drop), REJECTS_SCHEMA), self.rejects_path)
 
     def delete_run(self, run_id: str) -> None:
-        """Remove a run's points, series, rejects and catalog entry."""
-        for base in (self.points_dir, self.series_dir):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._run_file(base, run_id))
-        runs = self.runs().filter(pl.col(RunCol.RUN_ID) != run_id)
-        self._write(_conform(runs, RUNS_SCHEMA), self.runs_path)
-        rej = self.rejects().filter(pl.col(RejectCol.RUN_ID) != run_id)
-        self._write(_conform(rej, REJECTS_SCHEMA), self.rejects_path)
+        """Remove a run's points, series, rejects and catalog entry (one transaction; takes the
+        lock when the caller does not hold it)."""
+        with contextlib.nullcontext() if self._txn() is not None else self.lock():
+            for base in (self.points_dir, self.series_dir):
+                self._delete(self._run_file(base, run_id))
+            runs = self.runs().filter(pl.col(RunCol.RUN_ID) != run_id)
+            self._write(_conform(runs, RUNS_SCHEMA), self.runs_path)
+            rej = self.rejects().filter(pl.col(RejectCol.RUN_ID) != run_id)
+            self._write(_conform(rej, REJECTS_SCHEMA), self.rejects_path)
 
+    def replace_run_evals(self, run_id: str, frame: pl.DataFrame) -> None:
+        """Replace the eval rows of `frame`'s files in a run (`ingest.eval_store`); under lock()."""
+        from ingest.eval_store import replace_evals
 
-def _polars_overrides(schema: pa.Schema) -> dict[str, pl.DataType]:
-    return dict(_empty(schema).schema)
-
-
-def conform_frame(df: pl.DataFrame, schema: pa.Schema = POINTS_SCHEMA) -> pl.DataFrame:
-    """Cast a frame to exactly `schema` (the points schema by default); absent columns are null."""
-    if _exact(df, schema):
-        return df.clone()
-    out = pl.from_arrow(_conform(df, schema))
-    assert isinstance(out, pl.DataFrame)
-    return out
+        replace_evals(self, run_id, frame, self._read, self._write)

@@ -4,10 +4,13 @@
 
 It imports everything, prints `ready`, then reads one JSON spec line from stdin:
 
-- `{"mode": "ingest", "store": ..., "paths": [...], "run_id": null, "die_at": null}` ingests and
-  prints a JSON result line. `die_at` = `{"write": k, "phase": "mid_write"|"before_rename"|
-  "after_rename"}` makes the process SIGKILL itself at the k-th store file write: with a torn
-  temporary file, before the rename, or just after it.
+- `{"mode": "ingest", "store": ..., "paths": [...], "run_id": null, "die_after_step": null}`
+  ingests and prints a JSON result line (with `steps`: the name of every store write step it
+  made, see `ingest.journal`). `die_after_step` = k makes the process SIGKILL itself right after
+  the k-th write step. With `"series": true` every point gets synthetic server-metric samples
+  (`_support.synthetic_series`), so the series files are written too.
+- `{"mode": "recover", "store": ..., "die_after_step": k}` takes the store lock (which completes
+  a committed change a killed writer left), dying after the k-th step of that.
 - `{"mode": "read", "store": ..., "stop": <path>}` reads the store in a loop (as the dashboard
   does) until the stop file exists, then prints what it saw: reads, errors, duplicate rows, and
   runs whose point count ever went down.
@@ -15,6 +18,7 @@ It imports everything, prints `ready`, then reads one JSON spec line from stdin:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -23,17 +27,16 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import polars as pl
-import pyarrow.parquet as pq
 
-import ingest.store as store_mod
+from ingest import journal
 from ingest.pipeline import ingest_paths
 from ingest.readers.registry import file_readers, unit_readers
 from ingest.schema import Col
 from ingest.store import Store
+from tests.reliability._support import synthetic_series
 
 
 def _die() -> None:
@@ -41,53 +44,41 @@ def _die() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _install_hooks(die_at: dict[str, Any] | None, counter: list[int]) -> None:
-    real_write, real_replace = pq.write_table, os.replace
-    k = die_at["write"] if die_at else -1
-    phase = die_at["phase"] if die_at else ""
-
-    def write_table(table: Any, where: Any, *args: Any, **kwargs: Any) -> None:
-        counter[0] += 1
-        real_write(table, where, *args, **kwargs)
-        if counter[0] == k and phase == "mid_write":
-            size = os.path.getsize(where)
-            with open(where, "r+b") as fh:
-                fh.truncate(size // 2)
+def _install_hook(die_after: int | None, steps: list[str]) -> None:
+    def hook(name: str) -> None:
+        steps.append(name)
+        if len(steps) == die_after:
             _die()
 
-    def replace(src: Any, dst: Any) -> None:
-        if counter[0] == k and phase == "before_rename":
-            _die()
-        real_replace(src, dst)
-        if counter[0] == k and phase == "after_rename":
-            _die()
-
-    # Only the store module sees the hooks.
-    store_mod.pq = SimpleNamespace(  # type: ignore[assignment]
-        write_table=write_table, read_table=pq.read_table
-    )
-    store_mod.os = SimpleNamespace(  # type: ignore[assignment]
-        replace=replace, close=os.close, fsync=os.fsync, unlink=os.unlink
-    )
+    journal.STEP_HOOK = hook
 
 
 def _ingest(spec: dict[str, Any]) -> dict[str, Any]:
-    counter = [0]
-    _install_hooks(spec.get("die_at"), counter)
+    steps: list[str] = []
+    _install_hook(spec.get("die_after_step"), steps)
     t0 = time.perf_counter()
     # `paths` is one batch, or a list of batches ingested one after the other.
     paths = spec["paths"]
     batches = paths if paths and isinstance(paths[0], list) else [paths]
     out: dict[str, Any] = {"accepted": 0, "duplicates": 0, "rejected": 0, "runs": []}
-    for batch in batches:
-        rep = ingest_paths(
-            [Path(p) for p in batch], Store(spec["store"]), run_id=spec.get("run_id")
-        )
-        out["accepted"] += rep.accepted
-        out["duplicates"] += rep.duplicates
-        out["rejected"] += len(rep.rejected)
-        out["runs"] += [r for r in rep.runs if r not in out["runs"]]
-    return {**out, "writes": counter[0], "seconds": time.perf_counter() - t0}
+    with synthetic_series() if spec.get("series") else contextlib.nullcontext():
+        for batch in batches:
+            rep = ingest_paths(
+                [Path(p) for p in batch], Store(spec["store"]), run_id=spec.get("run_id")
+            )
+            out["accepted"] += rep.accepted
+            out["duplicates"] += rep.duplicates
+            out["rejected"] += len(rep.rejected)
+            out["runs"] += [r for r in rep.runs if r not in out["runs"]]
+    return {**out, "writes": len(steps), "steps": steps, "seconds": time.perf_counter() - t0}
+
+
+def _recover(spec: dict[str, Any]) -> dict[str, Any]:
+    steps: list[str] = []
+    _install_hook(spec.get("die_after_step"), steps)
+    with Store(spec["store"]).lock():
+        pass
+    return {"steps": steps}
 
 
 def _read(spec: dict[str, Any]) -> dict[str, Any]:
@@ -151,7 +142,8 @@ def main() -> None:
     print("ready", flush=True)
     spec = json.loads(sys.stdin.readline())
     try:
-        out = _read(spec) if spec["mode"] == "read" else _ingest(spec)
+        modes = {"read": _read, "recover": _recover, "ingest": _ingest}
+        out = modes[spec["mode"]](spec)
     except Exception:
         print(json.dumps({"crash": traceback.format_exc()}), flush=True)
         sys.exit(3)

@@ -329,6 +329,71 @@ def comparable(df: pl.DataFrame) -> pl.DataFrame:
     return df.drop(Col.INGESTED_AT).sort(Col.RUN_ID, Col.POINT_ID)
 
 
+@contextmanager
+def synthetic_series() -> Iterator[None]:
+    """Give every point ingest builds three server-metric samples derived from its id (the real
+    fixtures carry no /metrics dumps), so store writes include the series files. Deterministic:
+    the same point always gets the same samples."""
+    import ingest.pipeline as pipeline
+
+    real = pipeline.build_rows
+
+    def build_rows(*args: Any, **kwargs: Any) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+        frame, series = real(*args, **kwargs)
+        extra = [
+            {
+                "run_id": rid,
+                "point_id": pid,
+                "metric": "vllm:kv_cache_usage_perc",
+                "labels": "{}",
+                "t": float(t),
+                "value": float(int(pid[:6], 16) % 97 + t) if pid else float(t),
+            }
+            for rid, pid in zip(
+                frame.get_column(Col.RUN_ID).to_list(),
+                frame.get_column(Col.POINT_ID).to_list(),
+                strict=True,
+            )
+            for t in range(3)
+        ]
+        return frame, series + extra
+
+    pipeline.build_rows = build_rows  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        pipeline.build_rows = real
+
+
+def crash_batch(root: Path) -> tuple[list[Path], Path]:
+    """The batch that is killed (several runs, a zip, a changed and a fixed file) and the
+    directory of the run as the store held it before."""
+    new, old = root / "inputs", root / "old"
+    shutil.copytree(
+        FIXTURES / "inferencex" / "agentic_agg" / "dsr1_b200_multiturn_pareto_input", new / "dsr1"
+    )
+    shutil.copytree(FIXTURES / "inferencex" / "bench_serving_random" / "glm-5", new / "glm5")
+    shutil.copytree(FIXTURES / "inferencex" / "together_runner_baselines", new / "together")
+    zpath = new / "bmk_gptoss.zip"
+    shutil.make_archive(
+        str(zpath.with_suffix("")),
+        "zip",
+        FIXTURES / "inferencex" / "raw_bench_serving" / "gptoss120b_multinode",
+    )
+    agg = sorted((FIXTURES / "inferencex" / "agg_fixed_seq").glob("*.json"))
+    for d in (new / "agg", old / "agg"):
+        d.mkdir(parents=True)
+        for p in agg:
+            shutil.copy(p, d / p.name)
+    doc = json.loads(agg[0].read_text())
+    (old / "agg" / "fixme.json").write_text(json.dumps(doc)[:120])  # rejected before
+    (new / "agg" / "fixme.json").write_text(json.dumps({**doc, "conc": 5}))  # fixed now
+    (new / "agg" / agg[1].name).write_text(
+        json.dumps({**json.loads(agg[1].read_text()), "tput_per_gpu": 1.5})
+    )
+    return [new / "dsr1", new / "glm5", new / "together", zpath, new / "agg"], old / "agg"
+
+
 # ---- worker subprocesses ---------------------------------------------------------------------
 
 
