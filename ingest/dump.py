@@ -142,6 +142,32 @@ def _runs(rows: list[dict[str, Any]]) -> tuple[dict[int, _Run], dict[int, _Run]]
     return by_id, latest
 
 
+def _current_run(
+    result: dict[str, Any],
+    where: str,
+    by_id: dict[int, _Run],
+    latest: dict[int, _Run],
+    rejects: list[Reject],
+    report: IngestReport,
+) -> _Run | None:
+    """The workflow run a result or eval row belongs to, when that run is its latest attempt;
+    otherwise None, with the row rejected (unknown run) or ignored (a superseded attempt)."""
+    run = by_id.get(_id(result.get("workflow_run_id")) or -1)
+    if run is None:
+        reason = f"workflow run {result.get('workflow_run_id')!r} is not in workflow_runs.json"
+        rejects.append(Reject("", where, reason, "workflow_run_id", READER))
+        return None
+    newest = latest[run.github_run_id]
+    if newest is not run:
+        why = (
+            f"attempt {run.attempt} of run {run.github_run_id} is superseded by attempt "
+            f"{newest.attempt} (only the highest run_attempt counts, as in the InferenceX app)"
+        )
+        report.ignored.append(Ignored(where, why, str(run.github_run_id)))
+        return None
+    return run
+
+
 def aggregate_row(config: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
     """The `process_result.py` aggregate row a dump benchmark row was made from.
 
@@ -246,20 +272,10 @@ def ingest_dump(directory: Path, store: Store) -> IngestReport:
     for i, result in enumerate(_table(directory, _BENCH)):
         bid = _id(result.get("id"))
         where = f"{_BENCH}#id={bid}" if bid is not None else f"{_BENCH}#{i}"
-        run = by_id.get(_id(result.get("workflow_run_id")) or -1)
+        run = _current_run(result, where, by_id, latest, dump_rejects, report)
         if run is None:
-            reason = f"workflow run {result.get('workflow_run_id')!r} is not in workflow_runs.json"
-            dump_rejects.append(Reject("", where, reason, "workflow_run_id", READER))
             continue
         rid = str(run.github_run_id)
-        newest = latest[run.github_run_id]
-        if newest is not run:
-            why = (
-                f"attempt {run.attempt} of run {rid} is superseded by attempt {newest.attempt} "
-                "(only the highest run_attempt counts, as in the InferenceX app)"
-            )
-            report.ignored.append(Ignored(where, why, rid))
-            continue
         config = configs.get(_id(result.get("config_id")) or -1)
         field, reason = _problem(config, result)
         if field:
@@ -272,17 +288,10 @@ def ingest_dump(directory: Path, store: Store) -> IngestReport:
     for i, result in enumerate(_table(directory, _EVALS)):
         eid = _id(result.get("id"))
         where = f"{_EVALS}#id={eid}" if eid is not None else f"{_EVALS}#{i}"
-        run = by_id.get(_id(result.get("workflow_run_id")) or -1)
+        run = _current_run(result, where, by_id, latest, dump_rejects, report)
         if run is None:
-            reason = f"workflow run {result.get('workflow_run_id')!r} is not in workflow_runs.json"
-            dump_rejects.append(Reject("", where, reason, "workflow_run_id", READER))
             continue
         rid = str(run.github_run_id)
-        newest = latest[run.github_run_id]
-        if newest is not run:
-            why = f"attempt {run.attempt} of run {rid} is superseded by attempt {newest.attempt}"
-            report.ignored.append(Ignored(where, why, rid))
-            continue
         config = configs.get(_id(result.get("config_id")) or -1)
         if config is None:
             reason = f"config {result.get('config_id')!r} is not in configs.json"
