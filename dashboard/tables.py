@@ -8,8 +8,9 @@ plane's `x`/`y`) get theirs here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import polars as pl
 
@@ -149,11 +150,7 @@ def run_table(data: RunData, name: str) -> Table:
     Raises:
         KeyError: for an unknown name, listing the known ones.
     """
-    try:
-        make = TABLES[name]
-    except KeyError as exc:
-        raise KeyError(f"unknown table {name!r}; tables: {', '.join(TABLES)}") from exc
-    return make(data)
+    return _named(TABLES, name)(data)
 
 
 def compare_table(data: CompareData, name: str) -> Table:
@@ -162,11 +159,18 @@ def compare_table(data: CompareData, name: str) -> Table:
     Raises:
         KeyError: for an unknown name, listing the known ones.
     """
+    return _named(COMPARE_TABLES, name)(data)
+
+
+T = TypeVar("T")
+
+
+def _named(registry: Mapping[str, T], name: str) -> T:
+    """A registry's entry, or a KeyError listing the known names."""
     try:
-        make = COMPARE_TABLES[name]
+        return registry[name]
     except KeyError as exc:
-        raise KeyError(f"unknown table {name!r}; tables: {', '.join(COMPARE_TABLES)}") from exc
-    return make(data)
+        raise KeyError(f"unknown table {name!r}; tables: {', '.join(registry)}") from exc
 
 
 def history_table(source: DataSource, view: HistoryView) -> Table:
