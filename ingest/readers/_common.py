@@ -179,14 +179,18 @@ def warn(row: Row, message: str) -> None:
 
 
 def read_identity(f: Fields, row: Row) -> None:
-    """The InferenceX identity block shared by fixed-sequence and agentic aggregates."""
-    put(row, Col.HW_LABEL, f.str_("hw", required=True))
+    """The InferenceX identity block shared by fixed-sequence and agentic aggregates.
+
+    An empty string is the workflow's unset env var (`hw: ""`, `framework: ""` in real
+    `results_bmk` downloads), so it is unknown, not a value: `--set` may fill it.
+    """
+    put(row, Col.HW_LABEL, f.str_("hw", required=True) or None)
     put(row, Col.CONC, f.pos_int("conc"))
-    put(row, Col.IMAGE, f.str_("image"))
-    put(row, Col.MODEL, f.str_("model"))
-    put(row, Col.MODEL_PREFIX, f.str_("infmax_model_prefix"))
-    put(row, Col.FRAMEWORK, f.str_("framework"))
-    put(row, Col.PRECISION, f.str_("precision"))
+    put(row, Col.IMAGE, f.str_("image") or None)
+    put(row, Col.MODEL, f.str_("model") or None)
+    put(row, Col.MODEL_PREFIX, f.str_("infmax_model_prefix") or None)
+    put(row, Col.FRAMEWORK, f.str_("framework") or None)
+    put(row, Col.PRECISION, f.str_("precision") or None)
     put(row, Col.SPEC_DECODING, f.str_("spec_decoding") or None)
     put(row, Col.DISAGG, f.bool_("disagg"))
     put(row, Col.RECIPE_FINGERPRINT, f.str_("recipe_fingerprint") or None)

@@ -27,8 +27,9 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
     assert (
         counts
         == {
-            "agentic_flat": 47,  # dsr1 B200 multi-turn (44 files) + 3 rows from a ROCm-team fork
-            "agentic_v3": 10,  # Kimi-K2.7 TP4 and TP8 sweeps, 5 files each
+            "agentic_flat": 62,  # dsr1 B200 multi-turn (44 files) + 3 rows from a ROCm-team fork
+            # + 15 rows in the two real results_bmk zips (1 + 14)
+            "agentic_v3": 12,  # Kimi-K2.7 TP4 and TP8 sweeps, 5 files each, + 2 DSV4 (wufann fork)
             "agg_fixed_v1": 9,  # Kimi-K2.5 MTP process_result aggregates + 6 TPU v7 (InferenceX-app)
             "aiperf": 5,  # 3 wild runs (0.10 x 2, pre-1.0) + raw InferenceX trees without aggregate
             "aiperf_legacy": 1,  # the upstream aiperf example run
@@ -43,11 +44,11 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
         }
     )
     # Nothing vanished: every file is stored, rejected, or named as auxiliary.
-    assert rep.accepted == 404 and rep.duplicates == 0
+    assert rep.accepted == 421 and rep.duplicates == 0
     ignored = {i.path for i in rep.ignored}
     assert "inferencex/golden_al/minimaxm3_eagle3_gqa.yaml" in ignored
     again = ingest_paths([FIXTURES], st, run_id="all")
-    assert (again.accepted, again.duplicates) == (0, 404)
+    assert (again.accepted, again.duplicates) == (0, 421)
     points = st.points(["all"])
     # Every point has a load: a concurrency, or a request rate (54 request-rate sweep points).
     no_conc = points.filter(pl.col(Col.CONC).is_null())
