@@ -297,8 +297,25 @@ def _group_lines(cmp: RunComparison) -> list[str]:
     return [*out, ""]
 
 
+def _has_accuracy(arms: pl.DataFrame) -> bool:
+    """Whether any matched arm has an accuracy in either run (evals were given and joined)."""
+    cols = [c for c in ("accuracy_baseline", "accuracy_treatment") if c in arms.columns]
+    return bool(cols) and arms.select(pl.any_horizontal(pl.col(cols).is_not_null()).any()).item()
+
+
+def _accuracy_cells(r: dict[str, Any]) -> str:
+    """` task base → cand | flag |`: the arm's headline accuracy in both runs (4 decimals, as
+    the flag writes them) and the combined-stderr flag."""
+    b, t = r.get("accuracy_baseline"), r.get("accuracy_treatment")
+    task = r.get("accuracy_task") or ""
+    value = f"{task} {_num(b, 4)} → {_num(t, 4)}" if b is not None or t is not None else "–"
+    flag = r.get("accuracy_flag") or ("not flagged" if b is not None and t is not None else "–")
+    return f" {md_cell(value.strip())} | {md_cell(str(flag))} |"
+
+
 def comparison_markdown(cmp: RunComparison) -> str:
-    """Markdown for a PR comment: frontier uplift per arm, per-conc deltas, unmatched arms.
+    """Markdown for a PR comment: frontier uplift per arm, per-conc deltas, unmatched arms;
+    with the arms' accuracy in both runs and its stderr flag when the comparison has evals.
 
     Text from result files (run ids, arm labels) is escaped (`md_text`): it renders as itself,
     never as a link, image or HTML."""
@@ -312,10 +329,12 @@ def comparison_markdown(cmp: RunComparison) -> str:
         + "):",
         "",
     ]
+    acc = _has_accuracy(cmp.arms)
     if cmp.arms.height:
         lines += [
-            f"| arm | {cmp.x} range | uplift | mean Δ at measured x | area between |",
-            "|---|---|---|---|---|",
+            f"| arm | {cmp.x} range | uplift | mean Δ at measured x | area between |"
+            + (" accuracy base → cand | accuracy flag |" if acc else ""),
+            "|---|---|---|---|---|" + ("---|---|" if acc else ""),
         ]
     else:
         lines.append("No arm is in both runs, so there is no frontier to compare.")
@@ -326,6 +345,7 @@ def comparison_markdown(cmp: RunComparison) -> str:
         lines.append(
             f"| {md_cell(r['arm_label'])} | {rng} | {_pct(r['uplift_pct'])} "
             f"| {_pct(r['mean_delta_pct'])} | {_num(r['area_between'])} |"
+            + (_accuracy_cells(r) if acc else "")
         )
     lines.append("")
     lines += _group_lines(cmp)

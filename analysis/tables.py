@@ -1,7 +1,14 @@
-"""Render analysis frames as JSON records, CSV and markdown (one renderer per format).
+"""The table contract: a named frame whose every column has a unit and a meaning.
 
-List columns (`dominated_by`, `confounds`) stay lists in JSON and are joined with '; ' in CSV and
-markdown, so every table exports without losing a value.
+Canonical columns take their unit and description from `ingest.schema` (SPECS); the output columns
+of the analyses (`verdict`, `reason`, ...) are declared once here (`COLUMNS`); a table's own
+`units`/`descriptions` name the rest (the plane's `x`/`y`, `*_delta_pct`, ...). The renderers that
+write a `Table` as CSV, JSON, Parquet, markdown or a terminal table are one registry,
+`analysis.render.RENDERERS`, used by the CLI and the web exports alike.
+
+The cell helpers below are what those renderers share: list columns (`dominated_by`, `confounds`)
+stay lists in JSON and are joined with '; ' in CSV and markdown, NaN and infinities are empty (null
+in JSON), so every table exports without losing a value.
 """
 
 from __future__ import annotations
@@ -9,24 +16,98 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Any
 
 import polars as pl
 
-_LIST_SEP = "; "
+from ingest.schema import SPECS, Col, ColumnSpec
+
+LIST_SEP = "; "
+
+
+@dataclass(frozen=True)
+class Column:
+    """An analysis output column's unit ('' for none) and meaning."""
+
+    unit: str
+    description: str
+
+
+# The output columns of the analyses, declared once (every table that carries one names it so).
+COLUMNS: Mapping[str, Column] = {
+    "verdict": Column("", "frontier | dominated | post_cliff | invalid, on the page's x/y plane"),
+    "reason": Column("", "why the point got its verdict"),
+    "on_arm_frontier": Column("", "on its own arm's frontier"),
+    "knee_conc": Column("", "concurrency at which the arm's throughput stops rising"),
+    "keep_reason": Column("", "why the point is kept for the full sweep"),
+    "kept": Column("", "kept for the full sweep"),
+}
+
+
+def _spec(col: str) -> ColumnSpec | None:
+    try:
+        return SPECS.get(Col(col))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A named table as the grids, the exports and the CLI see it (columns in order).
+
+    `units` and `descriptions` name what neither the schema nor `COLUMNS` does; a unit given
+    here wins over the schema's (a column the table redefines).
+    """
+
+    name: str
+    title: str
+    frame: pl.DataFrame
+    units: Mapping[str, str] = field(default_factory=dict)
+    descriptions: Mapping[str, str] = field(default_factory=dict)
+
+    def unit(self, col: str) -> str:
+        """Unit of a column: the table's own, else the schema's, else the analysis column's."""
+        if col in self.units:
+            return self.units[col]
+        spec = _spec(col)
+        if spec is not None:
+            return spec.unit
+        known = COLUMNS.get(col)
+        return known.unit if known is not None else ""
+
+    def header(self, col: str) -> str:
+        """'p99_ttft (s)': the column with its unit."""
+        u = self.unit(col)
+        return f"{col} ({u})" if u else col
+
+    def description(self, col: str) -> str:
+        """What a column means: the schema's description, the table's own, the analysis one's."""
+        spec = _spec(col)
+        if spec is not None:
+            return spec.description
+        if col in self.descriptions:
+            return self.descriptions[col]
+        known = COLUMNS.get(col)
+        return known.description if known is not None else ""
 
 
 def _clean(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, datetime | date):
+        return value.isoformat()
     if isinstance(value, list):
         return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
     return value
 
 
 def records(frame: pl.DataFrame) -> list[dict[str, Any]]:
-    """Rows as JSON-ready dicts (NaN and infinities become null)."""
+    """Rows as JSON-ready dicts (NaN and infinities become null, dates ISO 8601 text)."""
     return [{k: _clean(v) for k, v in row.items()} for row in frame.iter_rows(named=True)]
 
 
@@ -37,7 +118,17 @@ def json_text(doc: Any) -> str:
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 
-def flat(frame: pl.DataFrame, list_sep: str = _LIST_SEP) -> pl.DataFrame:
+def finite(frame: pl.DataFrame) -> pl.DataFrame:
+    """NaN and infinities made null (an empty CSV or markdown cell)."""
+    floats = [n for n, t in frame.schema.items() if t in (pl.Float64, pl.Float32)]
+    if not floats:
+        return frame
+    return frame.with_columns(
+        pl.when(pl.col(n).is_finite()).then(pl.col(n)).otherwise(None).alias(n) for n in floats
+    )
+
+
+def flat(frame: pl.DataFrame, list_sep: str = LIST_SEP) -> pl.DataFrame:
     """List and struct columns joined into strings (for CSV and text tables)."""
     exprs = []
     for name, dtype in frame.schema.items():
@@ -68,13 +159,13 @@ def neutralise_formulas(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(exprs) if exprs else frame
 
 
-def csv_text(frame: pl.DataFrame, list_sep: str = _LIST_SEP) -> str:
-    """The frame as CSV text with a header row: the one CSV renderer (CLI and web exports).
+def csv_text(frame: pl.DataFrame, list_sep: str = LIST_SEP) -> str:
+    """The frame as CSV text with a header row: the one CSV writer (behind `render(..., "csv")`).
 
-    Lists are joined with `list_sep`; text cells that a spreadsheet would run as a formula are
-    neutralised (`neutralise_formulas`).
+    Lists are joined with `list_sep`, NaN and infinities are empty; text cells that a spreadsheet
+    would run as a formula are neutralised (`neutralise_formulas`).
     """
-    return neutralise_formulas(flat(frame, list_sep)).write_csv()
+    return neutralise_formulas(flat(finite(frame), list_sep)).write_csv()
 
 
 # Markdown metacharacters (CommonMark lets any ASCII punctuation be escaped with a backslash):
@@ -106,12 +197,17 @@ def md_cell(value: Any, digits: int = 2) -> str:
 
 
 def markdown_table(
-    frame: pl.DataFrame, columns: Sequence[str] | None = None, digits: int = 2
+    frame: pl.DataFrame,
+    columns: Sequence[str] | None = None,
+    digits: int = 2,
+    headers: Sequence[str] | None = None,
 ) -> str:
-    """A GitHub markdown table of the chosen columns (all by default); cell text is escaped."""
+    """A GitHub markdown table of the chosen columns (all by default; headed by `headers` when
+    given, else the column names); cell text is escaped, NaN and infinities are empty."""
     cols = list(columns) if columns is not None else frame.columns
-    data = flat(frame.select(cols))
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    data = flat(finite(frame.select(cols)))
+    heads = list(headers) if headers is not None else cols
+    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(cols)]
     for row in data.iter_rows():
         lines.append("| " + " | ".join(md_cell(v, digits) for v in row) + " |")
     return "\n".join(lines) + "\n"

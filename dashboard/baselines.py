@@ -17,10 +17,17 @@ from dataclasses import dataclass
 import polars as pl
 
 from analysis import Analysis, Frontier, RunComparison, analyze_points, compare_runs
-from analysis.baseline import BASELINE_MAIN, MAIN, baseline_markdown, latest_main_baseline
+from analysis.baseline import (
+    BASELINE_MAIN,
+    MAIN,
+    baseline_markdown,
+    baseline_sources,
+    latest_main_baseline,
+)
 from analysis.compare import comparison_markdown
 from analysis.interpolate import frontier_gap
 from analysis.slo import parse_slo
+from dashboard.accuracy import comparison_evals
 from dashboard.facets import ARM_NAME, filter_expr
 from dashboard.planes import table_plane
 from dashboard.state import RunView
@@ -37,6 +44,11 @@ UPLIFT_COLUMNS = (
     "area_base",
     "area_between",
     "matched_concs",
+    # the arm's headline accuracy in the baseline and in the run, and the stderr flag
+    "accuracy_task",
+    "accuracy_baseline",
+    "accuracy_treatment",
+    "accuracy_flag",
 )
 
 
@@ -82,6 +94,12 @@ class Baseline:
     markdown: str
     notes: tuple[str, ...]
 
+    @property
+    def token(self) -> str:
+        """The legend token of every baseline trace (`hide=baseline~main`): one legend group,
+        hidden and shown as one, written to the URL as the arms' are."""
+        return f"baseline~{self.requested}"
+
     def table(self, names: pl.DataFrame) -> pl.DataFrame:
         """Per arm of the run: the uplift over the baseline (arms without one say so)."""
         arms = self.comparison.arms
@@ -96,12 +114,45 @@ class Baseline:
 Costed = Callable[[pl.DataFrame], pl.DataFrame]
 
 
+Read = Callable[[list[str]], pl.DataFrame]
+
+
+def main_points(
+    catalog: pl.DataFrame, read: Read, run_id: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the points read: the run's and every main-branch run's, the run's main-branch baseline
+    `analysis.baseline.latest_main_baseline`, its points under run id `baseline:main`)."""
+    mains = catalog.filter(
+        (pl.col(RunCol.BRANCH) == MAIN) & (pl.col(RunCol.RUN_ID) != run_id)
+    ).get_column(RunCol.RUN_ID)
+    stored = read([run_id, *mains.to_list()])
+    return stored, latest_main_baseline(stored, catalog, run_id)
+
+
+def main_runs_used(stored: pl.DataFrame, base: pl.DataFrame, catalog: pl.DataFrame) -> str:
+    """Which main-branch runs a main baseline took its points from, for the page to say."""
+    if not base.height:
+        return "no main-branch run in the store measured a configuration of this run"
+    used = baseline_sources(stored, base).group_by("source_run").len().sort("source_run")
+    when = dict(
+        zip(
+            catalog.get_column(RunCol.RUN_ID),
+            catalog.get_column(RunCol.CREATED_AT).cast(pl.String),
+            strict=True,
+        )
+    )
+    runs = [f"{r} ({str(when.get(r) or '')[:10] or 'undated'}, {n} point{'s' if n != 1 else ''})"
+            for r, n in used.iter_rows()]  # fmt: skip
+    return "main baseline: the latest main-branch result per configuration, from " + ", ".join(runs)
+
+
 def build_baseline(
     view: RunView,
     run_points: pl.DataFrame,
     names: pl.DataFrame,
     catalog: pl.DataFrame,
-    read: Callable[[list[str]], pl.DataFrame],
+    read: Read,
+    read_evals: Read,
     costed: Costed,
 ) -> Baseline | None:
     """The baseline of a view (None without `baseline=`).
@@ -112,6 +163,7 @@ def build_baseline(
         names: the view's arm names.
         catalog: the store's runs catalog.
         read: reads the points of some runs from the store.
+        read_evals: reads the eval rows of some runs (accuracy in the uplift table).
         costed: fills the cost columns of points (the view's `hwcost`).
     """
     if not view.baseline or not view.runs:
@@ -122,11 +174,7 @@ def build_baseline(
         notes.append(f"the baseline is compared with the first run of the view, {run_id}")
     mine = run_points.filter(pl.col(Col.RUN_ID) == run_id)
     if view.baseline == MAIN:
-        mains = catalog.filter(
-            (pl.col(RunCol.BRANCH) == MAIN) & (pl.col(RunCol.RUN_ID) != run_id)
-        ).get_column(RunCol.RUN_ID)
-        stored = read([run_id, *mains.to_list()])
-        base = latest_main_baseline(stored, catalog, run_id)
+        stored, base = main_points(catalog, read, run_id)
         base_id = BASELINE_MAIN
         if not base.height:
             notes.append(
@@ -144,7 +192,10 @@ def build_baseline(
     base = costed(base.filter(filter_expr(view)))
     pts = pl.concat([mine, base.select(mine.columns)], how="vertical_relaxed")
     slo = parse_slo(view.slo)
-    cmp = compare_runs(pts, base_id, run_id, x=view.x, y=view.y, slo=slo)
+    evals = comparison_evals(
+        read_evals, base_id, run_id, (stored, base) if view.baseline == MAIN else None
+    )
+    cmp = compare_runs(pts, base_id, run_id, x=view.x, y=view.y, slo=slo, evals=evals)
     # The same analysis compare_runs makes (per-run groups, nothing dominated kept), for the
     # frontiers drawn and the gaps shaded, so the shading and the table are the same numbers.
     a = analyze_points(pts, view.x, view.y, DEFAULT_GROUP, max_dominated_by=0, slo=slo)

@@ -1,17 +1,28 @@
 """The data of the compare page: a base run against a candidate run, for the page and its
-exports (one object per view, computed once)."""
+exports (one object per view, computed once).
+
+`base=main` compares the candidate with the latest main-branch result per configuration, ISL/OSL
+and load (`analysis.baseline.latest_main_baseline`, as the run page's `baseline=main`): the
+baseline's points carry the run id `baseline:main`, and `notes` says which main runs they came
+from. The accuracy of each arm in both runs (the store's evals) is joined on by `compare_runs`.
+"""
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, partial
 
 import polars as pl
 
 from analysis import Analysis, RunComparison, analyze_points, compare_runs, comparison_markdown
+from analysis.baseline import BASELINE_MAIN, MAIN, baseline_markdown
 from analysis.cost import cost_columns, load_hardware
+from dashboard.accuracy import accuracy_notes, comparison_evals
+from dashboard.baselines import main_points, main_runs_used
 from dashboard.facets import arm_names, arm_order
 from dashboard.planes import chart_plane
 from dashboard.state import CompareView
+from ingest.eval_store import read_evals
+from ingest.schema import Col
 from ingest.store import Store
 
 
@@ -22,20 +33,63 @@ class CompareData:
         self.store = store
         self.view = view
 
+    @property
+    def is_main(self) -> bool:
+        """Whether the base is the main-branch baseline (`base=main`)."""
+        return self.view.base == MAIN
+
+    @property
+    def base_id(self) -> str:
+        """The run id of the base side (`baseline:main` for `base=main`)."""
+        return BASELINE_MAIN if self.is_main else self.view.base or ""
+
+    @cached_property
+    def _main(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        assert self.view.candidate
+        return main_points(self.store.runs(), self.store.points, self.view.candidate)
+
     @cached_property
     def points(self) -> pl.DataFrame:
-        """Points of both runs."""
-        runs = [r for r in (self.view.base, self.view.candidate) if r]
+        """Points of both runs (for `base=main`: the candidate's and its baseline's)."""
+        if self.is_main:
+            stored, base = self._main
+            mine = stored.filter(pl.col(Col.RUN_ID) == self.view.candidate)
+            pts = pl.concat([mine, base.select(mine.columns)], how="vertical_relaxed")
+        else:
+            pts = self.store.points([r for r in (self.view.base, self.view.candidate) if r])
         # The cost and energy columns filled, so the cost y choices draw here too (issue 14).
-        return cost_columns(self.store.points(runs), load_hardware())
+        return cost_columns(pts, load_hardware())
+
+    @cached_property
+    def evals(self) -> pl.DataFrame:
+        """The eval rows of both sides (for `base=main`, those of the main runs used)."""
+        assert self.view.candidate
+        return comparison_evals(
+            partial(read_evals, self.store),
+            self.base_id,
+            self.view.candidate,
+            self._main if self.is_main else None,
+        )
+
+    @cached_property
+    def notes(self) -> list[str]:
+        """What the page says about its base: the main-branch runs used, accuracy flags."""
+        out = []
+        if self.is_main:
+            stored, base = self._main
+            out.append(main_runs_used(stored, base, self.store.runs()))
+        cmp = self.comparison
+        out += accuracy_notes(cmp.arms, "differs beyond the combined standard error")
+        return out
 
     @cached_property
     def comparison(self) -> RunComparison:
         """Per-arm uplift, per-conc deltas, unmatched arms."""
-        assert self.view.base and self.view.candidate
+        assert self.view.candidate
         return compare_runs(
-            self.points, self.view.base, self.view.candidate, x=self.view.x, y=self.view.y
-        )
+            self.points, self.base_id, self.view.candidate, x=self.view.x, y=self.view.y,
+            evals=self.evals,
+        )  # fmt: skip
 
     @cached_property
     def analysis(self) -> Analysis:
@@ -59,5 +113,11 @@ class CompareData:
 
     @cached_property
     def markdown(self) -> str:
-        """The markdown block for a PR comment."""
+        """The markdown block for a PR comment (for `base=main`, with the main runs used)."""
+        if self.is_main:
+            stored, base = self._main
+            assert self.view.candidate
+            return baseline_markdown(
+                self.comparison, stored, base, self.store.runs(), self.view.candidate
+            )
         return comparison_markdown(self.comparison)

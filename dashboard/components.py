@@ -15,11 +15,11 @@ import dash_ag_grid as dag
 import polars as pl
 from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html
 
+from analysis.tables import Table
 from dashboard import urls
 from dashboard.ids import Id, control
 from dashboard.state import TABS
 from dashboard.style import RUN_SYMBOLS
-from dashboard.tables import Table
 from ingest.schema import RejectCol, RunCol
 
 # Verdict and AL-check colours: Okabe-Ito tints, always alongside the word itself.

@@ -1,48 +1,32 @@
 """HTTP routes outside Dash: exports of every table, the pruned list, and the state-changing API.
 
-`/export/<table>.<fmt>?<the page's own query string>` answers CSV, JSON and Parquet for every table
-(and YAML / the CLI line for the pruned list), from the same `RunData` the page draws. This module
-is the one place that turns exceptions into HTTP responses: JSON for `.json` and `/api/` requests,
+`/export/<table>.<fmt>?<the page's own query string>` answers CSV, JSON, Parquet and markdown (`.md`)
+for every table (and YAML / the CLI line for the pruned list), from the same `RunData` the page
+draws: `dashboard.table_exports.export_body`, the registry of exportable tables rendered by the one
+renderer registry (`analysis.render`), which `paretolens table` prints too. This module is the one
+place that turns exceptions into HTTP responses: JSON for `.json` and `/api/` requests,
 plain text otherwise; no traceback, no request data, no token ever reaches a response or a log.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import logging
-import re
 import traceback
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
-from datetime import date, datetime
 from typing import Any
 
-import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 from dash.exceptions import DependencyException
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.wrappers import Response as BaseResponse
 
-from analysis import pruned_json
-from analysis.tables import csv_text
 from dashboard import auth, launching, urls
 from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
 from dashboard.settings import AppSettings
-from dashboard.state import CompareView, HistoryView, IndexView, JobsView, RunView
-from dashboard.tables import (
-    COMPARE_TABLES,
-    TABLES,
-    Table,
-    compare_table,
-    history_table,
-    index_table,
-    jobs_table,
-    run_table,
-)
+from dashboard.state import JobsView, RunView
+from dashboard.table_exports import ExportError, export_body
 from ingest.errors import SchemaError
 from ingest.pipeline import check_defaults
 from runner import service
@@ -50,15 +34,17 @@ from runner.errors import JobNotFound, LaunchRefused, RunnerError
 
 log = logging.getLogger("paretolens.dashboard")
 
-CONTENT_TYPES = {
-    "csv": "text/csv; charset=utf-8",
-    "json": "application/json",
-    "parquet": "application/vnd.apache.parquet",
-    "yaml": "application/yaml; charset=utf-8",
-    "txt": "text/plain; charset=utf-8",
-    "md": "text/markdown; charset=utf-8",
-}
-
+__all__ = [
+    "LAUNCH_FIELDS",
+    "MAX_LOGGED_CHARS",
+    "MAX_MESSAGE_CHARS",
+    "ExportError",
+    "error_response",
+    "export_response",
+    "log_unexpected",
+    "not_found_guard",
+    "register_routes",
+]
 
 # The fields of a launch request: what to run is chosen here, how to run it is not.
 LAUNCH_FIELDS = (
@@ -72,180 +58,16 @@ LAUNCH_FIELDS = (
 )
 
 
-class ExportError(Exception):
-    """A request the export routes cannot answer: the message says what was wrong."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-# ---- serializers ---------------------------------------------------------------------------
-
-
-def _flat(frame: pl.DataFrame) -> pl.DataFrame:
-    """Lists joined with ';' and NaN as empty, for CSV."""
-    out = frame.with_columns(pl.col(pl.Float64, pl.Float32).fill_nan(None))
-    lists = [c for c, t in out.schema.items() if isinstance(t, pl.List)]
-    if lists:
-        out = out.with_columns(
-            pl.col(c).list.eval(pl.element().cast(pl.String)).list.join(";") for c in lists
-        )
-    return out
-
-
-def to_csv(table: Table) -> str:
-    """CSV with a unit in every header ('p99_ttft (s)'), written by the one CSV renderer
-    (`analysis.tables.csv_text`: text a spreadsheet would run as a formula is neutralised)."""
-    frame = _flat(table.frame)
-    return csv_text(frame.rename({c: table.header(c) for c in frame.columns}))
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    return value
-
-
-def to_json(table: Table, query: str) -> dict[str, Any]:
-    """`{table, query, columns: [{name, unit, description}], rows: [...]}`."""
-    frame = table.frame.with_columns(pl.col(pl.Float64, pl.Float32).fill_nan(None))
-    rows = [{k: _json_value(v) for k, v in r.items()} for r in frame.iter_rows(named=True)]
-    return {
-        "table": table.name,
-        "query": query,
-        "columns": [
-            {"name": c, "unit": table.unit(c), "description": table.description(c)}
-            for c in frame.columns
-        ],
-        "rows": rows,
-    }
-
-
-def to_parquet(table: Table) -> bytes:
-    """Parquet with each column's unit and description in its field metadata."""
-    arrow = table.frame.to_arrow()
-    fields = [
-        f.with_metadata({"unit": table.unit(f.name), "description": table.description(f.name)})
-        for f in arrow.schema
-    ]
-    arrow = arrow.cast(pa.schema(fields, metadata={"paretolens.table": table.name}))
-    buf = io.BytesIO()
-    pq.write_table(arrow, buf, compression="zstd")
-    return buf.getvalue()
-
-
-def _filename(table: str, view: object, fmt: str) -> str:
-    runs = getattr(view, "runs", ()) or tuple(
-        r for r in (getattr(view, "base", None), getattr(view, "candidate", None)) if r
-    )
-    stem = "_".join(["paretolens", table, *runs])[:120]
-    return re.sub(r"[^A-Za-z0-9._-]", "_", stem) + f".{fmt}"
-
-
-# ---- the export registry -------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Export:
-    """One exportable table: the view model its query parses into and how to get the table."""
-
-    view: type[RunView] | type[IndexView] | type[CompareView] | type[JobsView] | type[HistoryView]
-    table: Callable[[DataSource, Any], Table]
-
-
-def _run_table(name: str) -> Callable[[DataSource, Any], Table]:
-    return lambda source, view: run_table(source.run_data(view), name)
-
-
-def _compare_table(name: str) -> Callable[[DataSource, Any], Table]:
-    def get(source: DataSource, view: CompareView) -> Table:
-        if not (view.base and view.candidate):
-            raise ExportError(400, "the query needs base=<run id>&candidate=<run id>")
-        return compare_table(source.compare_data(view), name)
-
-    return get
-
-
-EXPORTS: dict[str, Export] = {
-    **{name: Export(RunView, _run_table(name)) for name in TABLES},
-    **{name: Export(CompareView, _compare_table(name)) for name in COMPARE_TABLES},
-}
-EXPORTS["runs"] = Export(IndexView, index_table)
-EXPORTS["jobs"] = Export(JobsView, lambda source, view: jobs_table(source.store, view))
-EXPORTS["history"] = Export(HistoryView, history_table)  # issue 14
-
-
 def export_response(source: DataSource, filename: str, query: str) -> Response:
-    """The response of `/export/<filename>?<query>`.
+    """The response of `/export/<filename>?<query>` (`export_body` as an attachment).
 
     Raises:
         ExportError: unknown table or format, or a query that names no run.
     """
-    name, _, fmt = filename.rpartition(".")
-    spec = EXPORTS.get(name)
-    if spec is None:
-        raise ExportError(404, f"unknown table {name!r}; tables: {', '.join(EXPORTS)}")
-    formats = urls.EXTRA_FORMATS.get(name, urls.EXPORT_FORMATS)
-    if fmt not in formats:
-        raise ExportError(404, f"unknown format {fmt!r} for {name}; formats: {', '.join(formats)}")
-    view, _notes = spec.view.parse(query)
-    if isinstance(view, RunView) and not view.runs:
-        raise ExportError(400, "no run in the query: add unofficialRun=<run id>")
-    _known_runs(source, view)
-    body: str | bytes
-    if name == "baseline" and fmt == "md":  # issue 14: the PR markdown of the uplift
-        assert isinstance(view, RunView)
-        b = source.run_data(view).baseline
-        if b is None:
-            raise ExportError(400, "no baseline in the query: add baseline=<run id>|main")
-        body = b.markdown
-    elif name == "pruned" and fmt in ("yaml", "txt", "json"):
-        assert isinstance(view, RunView)
-        data = source.run_data(view)
-        if fmt == "yaml":
-            # Only a snippet that validates as a master config is handed out (issue 13).
-            if data.pruned_check is not None:
-                raise ExportError(422, data.pruned_check)
-            body = data.pruned_yaml
-        elif fmt == "txt":
-            body = data.pruned_cli + "\n"
-        else:
-            body = json.dumps(pruned_json(data.pruned), indent=2, default=_json_value) + "\n"
-    else:
-        table = spec.table(source, view)
-        if fmt == "csv":
-            body = to_csv(table)
-        elif fmt == "json":
-            body = json.dumps(to_json(table, query), indent=2, default=_json_value) + "\n"
-        else:
-            body = to_parquet(table)
-    resp = Response(body, content_type=CONTENT_TYPES[fmt])
-    resp.headers["Content-Disposition"] = f'attachment; filename="{_filename(name, view, fmt)}"'
+    out = export_body(source, filename, query)
+    resp = Response(out.body, content_type=out.content_type)
+    resp.headers["Content-Disposition"] = f'attachment; filename="{out.filename}"'
     return resp
-
-
-def _known_runs(source: DataSource, view: object) -> None:
-    """Refuse (404) an export of runs the store does not have: an empty table would read as
-    "the run has no points".
-
-    Raises:
-        ExportError: 404 naming the runs not in the store.
-    """
-    if isinstance(view, RunView):
-        runs: tuple[str, ...] = view.runs
-    elif isinstance(view, CompareView):
-        runs = tuple(r for r in (view.base, view.candidate) if r)
-    else:
-        return
-    have = set(source.store.run_ids())
-    missing = [r for r in runs if r not in have]
-    if missing:
-        raise ExportError(
-            404,
-            f"run{'s' if len(missing) > 1 else ''} {', '.join(missing)} not in the store: "
-            "ingest it (paretolens ingest PATH --run-id ID) or fetch it (paretolens fetch ID)",
-        )
 
 
 def not_found_guard(server: Flask, pages: Callable[[], Collection[str]]) -> None:

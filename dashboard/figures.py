@@ -11,10 +11,17 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import polars as pl
-from dash import Patch
 
 from analysis import Frontier
 from dashboard.baselines import Baseline
+from dashboard.chart_updates import (
+    display_patch,
+    hidden_after_restyle,
+    pinned_xy,
+    revision,
+    trace_tokens,
+)
+from dashboard.compare_figure import compare_figure
 from dashboard.planes import PARALLELISM
 from dashboard.state import X_CHOICES
 from dashboard.style import (
@@ -41,11 +48,12 @@ from dashboard.style import (
     line_trace,
     name_column,
     point_fields,
-    points_trace,
     token,
 )
 from ingest.schema import Col
 
+# The chart builders of every page, importable from here (the compare chart and the chart updates
+# live in their own rooms: dashboard.compare_figure, dashboard.chart_updates).
 __all__ = [
     "Figure",
     "compare_figure",
@@ -165,7 +173,9 @@ def frontier_figure(
                 symbol = "x"
             traces += [points, legend_trace(name, color, symbol, tok, hidden=tok in hide)]
     if baseline is not None:
-        traces += baseline_traces(baseline, arm_order, template, kind)
+        traces += baseline_traces(
+            baseline, arm_order, template, kind, hidden=baseline.token in hide
+        )
     xs, ys = pinned_xy(rows, pinned)
     traces.append({"type": "scatter", "x": xs, "y": ys, "mode": "markers", "name": "pinned point",
                    "marker": {"symbol": "circle-open", "size": 22, "color": "#000", "line": {"width": 2.5}},
@@ -229,7 +239,7 @@ def legend_label(name: str, parallelism: object) -> str:
     return f"{par} · {name}"
 
 
-UPLIFT_META = "uplift"  # `name` of the uplift annotations, meta of the shaded areas
+UPLIFT_META = "uplift"  # `name` of the uplift annotations
 
 
 def _pct(v: float | None) -> str:
@@ -237,11 +247,14 @@ def _pct(v: float | None) -> str:
 
 
 def baseline_traces(
-    b: Baseline, arm_order: dict[str, int], template: str, kind: str
+    b: Baseline, arm_order: dict[str, int], template: str, kind: str, *, hidden: bool = False
 ) -> list[dict[str, Any]]:
     """A baseline under the run: per arm its frontier (solid), its points (faded circles) and the
-    shaded gap to the run's frontier on their common x range (PCHIP values at the measured x)."""
+    shaded gap to the run's frontier on their common x range (PCHIP values at the measured x).
+    Every trace carries the baseline's legend token (`b.token`, one legend group): a legend
+    click hides it all and is written to `hide=`."""
     out: list[dict[str, Any]] = []
+    group = {"legendgroup": b.token, "meta": b.token, "visible": "legendonly" if hidden else True}
     tag = "main" if b.requested == "main" else b.base_id
     rows = drawable(b.plane, False)
     names = dict(zip(rows.get_column(Col.ARM_ID), rows.get_column(name_column(rows)), strict=True))
@@ -253,13 +266,15 @@ def baseline_traces(
             "name": inert(f"uplift {_pct(gap.uplift_pct)}"), "showlegend": False, "hoverinfo": "text",
             "text": inert(f"{names.get(gap.arm_id, gap.arm_id)}: {_pct(gap.uplift_pct)} over baseline {tag} "
                           f"at matched x {gap.lo:.4g}–{gap.hi:.4g} (mean Δ {_pct(gap.mean_delta_pct)})"),
-            "meta": UPLIFT_META,
+            **group,
         })  # fmt: skip
     for fr in b.frontiers:
         arm = str(dict(fr.key).get(Col.ARM_ID))
         color = arm_color(arm_order.get(arm, 0))
         name = inert(f"{names.get(arm, fr.label)} · baseline {tag}")
-        out.append(line_trace(fr.xs, fr.ys, name=name, color=color, width=2.5))
+        out.append(
+            line_trace(fr.xs, fr.ys, name=name, color=color, width=2.5, tok=b.token, hidden=hidden)
+        )
     if rows.height:
         f = point_fields(rows, run_index={}, compact=kind == "scattergl", labels=None,
                          extra=(Col.ARM_ID,))  # fmt: skip
@@ -268,14 +283,14 @@ def baseline_traces(
         trace = fields_trace(
             f, ix, kind=kind, name=inert(f"baseline {tag}"),
             color=[arm_color(arm_order.get(str(arms[i]), 0)) for i in ix],
-            labels=False, template=template,
+            labels=False, template=template, tok=b.token, hidden=hidden,
         )  # fmt: skip
         trace["marker"]["size"] = 7
         out.append(trace)
     out.append(
         {"type": "scatter", "x": [None], "y": [None], "mode": "lines+markers",
          "name": inert(f"baseline {tag} (solid) · run (dashed, ✕)"), "hoverinfo": "skip",
-         "line": {"color": "#555", "width": 2.5}, "marker": {"color": "#555", "symbol": "circle"}}
+         "line": {"color": "#555", "width": 2.5}, "marker": {"color": "#555", "symbol": "circle"}, **group}
     )  # fmt: skip
     return out
 
@@ -379,119 +394,3 @@ def _dense(
                 )
             )
     return out
-
-
-def pinned_xy(rows: pl.DataFrame, pinned: str | None) -> tuple[list[float], list[float]]:
-    """Where the pinned point's ring goes (nowhere when it is not drawn)."""
-    pin = rows.filter(pl.col(Col.POINT_ID) == pinned) if pinned else rows.clear()
-    return pin.get_column("x").to_list(), pin.get_column("y").to_list()
-
-
-def display_patch(
-    *, tokens: Sequence[str], hidden: Sequence[str], pinned: tuple[list[float], list[float]],
-    logx: bool, logy: bool, axes_changed: bool, revision: str,
-) -> Patch:  # fmt: skip
-    """The update of a drawn chart for display-only changes (log axes, hidden arms, the pin):
-    a few properties instead of the whole figure, so a 5,000-point chart stays quick."""
-    patch = Patch()
-    if axes_changed:
-        patch["layout"]["xaxis"]["type"] = "log" if logx else "linear"
-        patch["layout"]["yaxis"]["type"] = "log" if logy else "linear"
-        patch["layout"]["yaxis"]["rangemode"] = "normal" if logy else "tozero"
-        patch["layout"]["xaxis"]["autorange"] = True
-        patch["layout"]["yaxis"]["autorange"] = True
-        patch["layout"]["uirevision"] = revision
-    hide = set(hidden)
-    for i, tok in enumerate(tokens):
-        if tok == "pinned":
-            patch["data"][i]["x"], patch["data"][i]["y"] = pinned
-        elif tok:
-            patch["data"][i]["visible"] = "legendonly" if tok in hide else True
-    return patch
-
-
-def revision(runs: Sequence[str], x: str, y: str, logx: bool, logy: bool) -> str:
-    """The chart's uirevision: zoom survives updates until the runs, axes or scales change."""
-    return f"{','.join(runs)}|{x}|{y}|{logx}|{logy}"
-
-
-def trace_tokens(fig: Figure) -> list[str]:
-    """The legend token of every trace of a figure, by trace index."""
-    return [str(t.get("meta") or "") for t in fig["data"]]
-
-
-def hidden_after_restyle(restyle: Any, tokens: Sequence[str], hidden: Sequence[str]) -> list[str]:
-    """The hidden legend tokens after a plotly legend click (`restyleData`)."""
-    if (
-        not restyle
-        or not isinstance(restyle, list)
-        or len(restyle) < 2
-        or not isinstance(restyle[0], dict)
-    ):
-        return list(hidden)
-    vis = restyle[0].get("visible")
-    if vis is None:
-        return list(hidden)
-    indices = restyle[1] if isinstance(restyle[1], list) else [restyle[1]]
-    values = vis if isinstance(vis, list) else [vis] * len(indices)
-    out = dict.fromkeys(hidden)
-    for i, idx in enumerate(indices):
-        if not isinstance(idx, int) or not 0 <= idx < len(tokens) or tokens[idx] in ("", "pinned"):
-            continue
-        v = values[i] if i < len(values) else values[-1]
-        if v == "legendonly":
-            out[tokens[idx]] = None
-        else:
-            out.pop(tokens[idx], None)
-    return list(out)
-
-
-def compare_figure(
-    plane: pl.DataFrame, arm_frontiers: Sequence[Frontier], *, base: str, candidate: str, x: str, y: str,
-    arm_order: dict[str, int], logx: bool = False, logy: bool = False,
-) -> Figure:  # fmt: skip
-    """Per-arm frontiers of a base run (dashed, hollow) against a candidate run (solid, filled)."""
-    template = hovertemplate(x, y)
-    roles = ((base, "base", "dash", "circle-open"), (candidate, "candidate", "solid", "circle"))
-    lines = {(dict(f.key).get(Col.ARM_ID), dict(f.key).get(Col.RUN_ID)): f for f in arm_frontiers}
-    rows = plane.filter(
-        pl.col("x").is_not_null() & pl.col("y").is_not_null() & (pl.col("verdict") != "invalid")
-    )
-    series = rows.partition_by(Col.ARM_ID, Col.RUN_ID, as_dict=True, maintain_order=True)
-    name_col = name_column(rows)
-    arms = rows.select(Col.ARM_ID, name_col).unique().sort(name_col, Col.ARM_ID)
-    traces: list[dict[str, Any]] = []
-    for arm_id, arm_label in arms.iter_rows():
-        color = arm_color(arm_order.get(arm_id, 0))
-        for run, role, dash, symbol in roles:
-            part = series.get((arm_id, run))
-            if part is None:
-                continue
-            part, tok, name = part.sort("x"), token(arm_id, run), inert(f"{arm_label} · {role}")
-            line = lines.get((arm_id, run))
-            if line is not None:
-                traces.append(
-                    line_trace(line.xs, line.ys, name=name, color=color, dash=dash, tok=tok)
-                )
-            trace = points_trace(
-                part,
-                kind="scatter",
-                name=name,
-                color=color,
-                run_index={},
-                labels=None,
-                template=template,
-                tok=tok,
-            )
-            trace["marker"]["symbol"] = symbol
-            traces.append(trace)
-    layout = base_layout(
-        f"Base {inert(base)} (dashed) vs candidate {inert(candidate)} (solid)",
-        x,
-        y,
-        logx,
-        logy,
-        revision=f"{base}|{candidate}|{x}|{y}",
-    )
-    layout["legend"]["title"]["text"] = "Arms"
-    return {"data": traces, "layout": layout}

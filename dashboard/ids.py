@@ -84,6 +84,8 @@ class Id(StrEnum):
     # compare
     COMPARE_CHART = "compare-chart"
     COMPARE_BODY = "compare-body"
+    COMPARE_NOTES = "compare-notes"  # base=main: the main runs used; accuracy flags
+    ACCURACY_TABLE = "accuracy-table"  # the run page's accuracy per arm (issue 14)
     COMPARE_POINTS_GRID = "compare-points-grid"
     UNMATCHED_GRID = "unmatched-grid"
     UPLIFT_GRID = "uplift-grid"

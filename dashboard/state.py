@@ -2,130 +2,75 @@
 
 A view is reproducible from its address: every control maps to one field here, defaults are left
 out of the query string, and parsing is tolerant (a bad value is dropped with a notice, never a
-crash), because links get hand-edited and pasted into PRs.
+crash), because links get hand-edited and pasted into PRs. The parsing machinery is
+`dashboard.viewmodel`; the menus the fields choose from are `dashboard.choices` (both importable
+from here too).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Annotated, Any, ClassVar, Self
-from urllib.parse import parse_qs, urlencode
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    StringConstraints,
-    ValidationError,
-    field_validator,
-)
+from pydantic import AfterValidator, StringConstraints, field_validator
 
 from analysis.baseline import MAIN as MAIN_BASELINE
-from analysis.cost import COST_COLUMNS, format_hwcost, parse_hwcost
-from analysis.cost import LABELS as COST_LABELS
+from analysis.cost import format_hwcost, parse_hwcost
 from analysis.slo import parse_slo
 from dashboard.affects import TABLE_PARTS, Part, affects, fields_sparing
+from dashboard.choices import (
+    AB_CHOICES,
+    ENVELOPE_CHOICES,
+    FILTER_FIELDS,
+    FILTERS,
+    LABEL_CHOICES,
+    LOG_STREAMS,
+    PRUNE_TOGGLES,
+    TABS,
+    TOGGLES,
+    X2_CHOICES,
+    X_CHOICES,
+    Y_CHOICES,
+    choice_label,
+    seq_label,
+)
+from dashboard.viewmodel import RawQuery, View, one_of, parse_query, split_values
 from ingest.schema import Col
 from ingest.store import is_readable_run_id
 
-RawQuery = Mapping[str, Sequence[str]]
-
-# Axis choices: (column, menu label). Units come from the schema when drawn.
-Y_CHOICES: tuple[tuple[Col, str], ...] = (
-    (Col.TPUT_PER_GPU, "Total tok/s/GPU"),
-    (Col.OUTPUT_TPUT_PER_GPU, "Output tok/s/GPU"),
-    (Col.INPUT_TPUT_PER_GPU, "Input tok/s/GPU"),
-    # For points whose GPU count no file says (no per-GPU throughput): the totals over all GPUs.
-    (Col.TOTAL_TPUT, "Total tok/s (all GPUs)"),
-    (Col.OUTPUT_TPUT, "Output tok/s (all GPUs)"),
-)
-# Issue 14: the cost and energy columns (analysis.cost, filled at view time with `hwcost=`).
-Y_CHOICES += tuple((col, COST_LABELS[col]) for col in COST_COLUMNS)
-X_CHOICES: tuple[tuple[Col, str], ...] = (
-    (Col.MEDIAN_INTVTY, "Interactivity, median"),
-    (Col.P90_INTVTY, "Interactivity, p90 (slow tail)"),
-    (Col.P99_INTVTY, "Interactivity, p99 (slow tail)"),
-    (Col.MEDIAN_E2E_NORM_INTVTY, "E2E-normalised interactivity, median"),
-    (Col.P90_E2E_NORM_INTVTY, "E2E-normalised interactivity, p90"),
-)
-X2_CHOICES: tuple[tuple[Col, str], ...] = (
-    (Col.MEDIAN_E2EL, "E2E latency, median"),
-    (Col.P90_E2EL, "E2E latency, p90"),
-    (Col.P99_E2EL, "E2E latency, p99"),
-    (Col.MEDIAN_TTFT, "TTFT, median"),
-    (Col.P90_TTFT, "TTFT, p90"),
-    (Col.P99_TTFT, "TTFT, p99"),
-)
-# A/B axes for equal-concurrency deltas (single ARM_KEY fields).
-AB_CHOICES: tuple[tuple[Col, str], ...] = (
-    (Col.SPEC_DECODING, "spec decoding (MTP vs none)"),
-    (Col.KV_OFFLOADING, "KV offload"),
-    (Col.PRECISION, "precision"),
-    (Col.FRAMEWORK, "framework"),
-    (Col.TP, "TP"),
-    (Col.EP, "EP"),
-    (Col.NUM_SPEC_TOKENS, "spec tokens K"),
-    (Col.DP_ATTENTION, "DP attention"),
-)
-LABEL_CHOICES = (
-    ("conc", "concurrency"),
-    ("gpus", "GPUs"),
-    ("parallelism", "parallelism"),  # issue 14: InferenceX's TP8 / DEP8 / 2xTEP4+1xDEP32 labels
-    ("none", "none"),
-)
-ENVELOPE_CHOICES = (("run", "per run"), ("all", "across runs"))
-TABS = (
-    ("points", "Points"),
-    ("al", "Acceptance length"),
-    ("deltas", "A/B deltas"),
-    ("pruned", "Pruned list"),
-    ("rejects", "Rejected"),
-    ("launch", "Launch"),
-)
-LOG_STREAMS = (
-    ("stdout", "stdout"),
-    ("stderr", "stderr"),
-    ("serve_stdout", "server stdout"),
-    ("serve_stderr", "server stderr"),
-    ("executor", "executor"),
-)
-TOGGLES = (("logx", "log x"), ("logy", "log y"), ("frontier_only", "hide non-frontier"))
-# The pruned list's switches (`paretolens prune --neighbours --arm-frontier`), one checklist.
-PRUNE_TOGGLES = (
-    ("neighbours", "also keep neighbouring concurrencies"),
-    ("arm_frontier", "also keep every arm's own frontier"),
-)
-
-# Filter fields, the canonical column each filters on ('seq' is 'isl/osl', or 'trace' without).
-FILTERS: tuple[tuple[str, str, Col | None], ...] = (
-    ("model", "Model", Col.MODEL_PREFIX),
-    ("scenario", "Scenario", Col.SCENARIO),
-    ("seq", "ISL/OSL", None),
-    ("hw", "Hardware", Col.HW),
-    ("precision", "Precision", Col.PRECISION),
-    ("framework", "Framework", Col.FRAMEWORK),
-    ("spec", "Spec decoding", Col.SPEC_DECODING),
-    ("offload", "KV offload", Col.KV_OFFLOADING),
-    ("arm", "Arm", Col.ARM_ID),
-)
-FILTER_FIELDS = tuple(f for f, _, _ in FILTERS)
+__all__ = [
+    "AB_CHOICES",
+    "DISPLAY_ONLY",
+    "ENVELOPE_CHOICES",
+    "FILTERS",
+    "FILTER_FIELDS",
+    "LABEL_CHOICES",
+    "LOG_STREAMS",
+    "MAX_SEARCH_CHARS",
+    "PRUNE_TOGGLES",
+    "TABS",
+    "TOGGLES",
+    "X2_CHOICES",
+    "X_CHOICES",
+    "Y_CHOICES",
+    "CompareView",
+    "HistoryView",
+    "IndexView",
+    "JobsView",
+    "RawQuery",
+    "RunView",
+    "View",
+    "choice_label",
+    "parse_query",
+    "seq_label",
+    "split_values",
+]
 
 _RUNS_KEY = re.compile(r"^(unofficialruns?|runs?)$", re.IGNORECASE)
 _ID = re.compile(r"^[A-Za-z0-9._:@+-]{1,200}$")
 _MASTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}\.ya?ml$")
-
-
-def _one_of(choices: Iterable[tuple[object, str]]) -> AfterValidator:
-    allowed = [str(c) for c, _ in choices]
-
-    def check(v: str) -> str:
-        if v not in allowed:
-            raise ValueError(f"expected one of {', '.join(allowed)}")
-        return v
-
-    return AfterValidator(check)
 
 
 def _ids(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -137,106 +82,17 @@ def _ids(values: tuple[str, ...]) -> tuple[str, ...]:
     return values
 
 
-YAxis = Annotated[str, _one_of(Y_CHOICES)]
-XAxis = Annotated[str, _one_of(X_CHOICES)]
-X2Axis = Annotated[str, _one_of(X2_CHOICES)]
-AbAxis = Annotated[str, _one_of(AB_CHOICES)]
+YAxis = Annotated[str, one_of(Y_CHOICES)]
+XAxis = Annotated[str, one_of(X_CHOICES)]
+X2Axis = Annotated[str, one_of(X2_CHOICES)]
+AbAxis = Annotated[str, one_of(AB_CHOICES)]
 Ids = Annotated[tuple[str, ...], AfterValidator(_ids)]
 Values = tuple[str, ...]
 # A filter of the run view: it changes which points are analysed.
 Filter = Annotated[Values, affects(Part.POINTS)]
 
 
-def split_values(raw: str | Sequence[str] | None) -> tuple[str, ...]:
-    """Comma-separated and/or repeated values, stripped, de-duplicated, order kept."""
-    if raw is None:
-        return ()
-    items = [raw] if isinstance(raw, str) else list(raw)
-    out: dict[str, None] = {}
-    for item in items:
-        for part in str(item).split(","):
-            if part.strip():
-                out[part.strip()] = None
-    return tuple(out)
-
-
-def parse_query(query: str) -> dict[str, list[str]]:
-    """A query string (with or without the leading '?') as a key -> values mapping."""
-    return parse_qs(query.lstrip("?"), keep_blank_values=True)
-
-
-class _View(BaseModel):
-    """Shared machinery: tolerant parsing from a query and minimal query strings."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    # field name -> query key, where they differ
-    query_keys: ClassVar[Mapping[str, str]] = {}
-
-    @classmethod
-    def _raw(cls, query: RawQuery) -> dict[str, Any]:
-        names = {v: k for k, v in cls.query_keys.items()}
-        raw: dict[str, Any] = {}
-        for key, values in query.items():
-            field = names.get(key, key)
-            if field not in cls.model_fields:
-                continue
-            info = cls.model_fields[field]
-            if isinstance(info.default, tuple):
-                raw[field] = split_values(values)
-            elif values and values[-1] != "":
-                raw[field] = values[-1]
-        return raw
-
-    @classmethod
-    def parse(cls, query: RawQuery | str) -> tuple[Self, list[str]]:
-        """The view a query describes, and a notice for every value that had to be dropped."""
-        q = parse_query(query) if isinstance(query, str) else query
-        return cls.tolerant(cls._raw(q))
-
-    @classmethod
-    def tolerant(cls, raw: dict[str, Any]) -> tuple[Self, list[str]]:
-        """Validate `raw`, dropping (and reporting) the fields that do not validate."""
-        notes: list[str] = []
-        for _ in range(len(raw) + 1):
-            try:
-                return cls.model_validate(raw), notes
-            except ValidationError as exc:
-                for err in exc.errors():
-                    field = str(err["loc"][0]) if err["loc"] else ""
-                    if field in raw:
-                        key = cls.query_keys.get(field, field)
-                        value = raw.pop(field)
-                        value = ",".join(value) if isinstance(value, tuple) else str(value)
-                        value = value[:60]
-                        notes.append(f"ignored {key}={value}: {err['msg']}")
-        return cls(), notes
-
-    def query(self) -> str:
-        """The minimal query string of this view (defaults left out), without '?'."""
-        pairs: list[tuple[str, str]] = []
-        defaults = type(self)()
-        for name in type(self).model_fields:
-            value = getattr(self, name)
-            if value == getattr(defaults, name):
-                continue
-            key = self.query_keys.get(name, name)
-            if isinstance(value, tuple):
-                pairs.append((key, ",".join(value)))
-            elif isinstance(value, bool):
-                pairs.append((key, "1"))
-            elif isinstance(value, float):
-                pairs.append((key, f"{value:g}"))
-            elif value is not None:
-                pairs.append((key, str(value)))
-        return urlencode(pairs, safe=",:/")
-
-    def replace(self, **changes: Any) -> Self:
-        """A copy with some fields changed (validated)."""
-        return type(self).model_validate({**self.model_dump(), **changes})
-
-
-class RunView(_View):
+class RunView(View):
     """State of the run page (`/inference`) and the points page (`/points`)."""
 
     query_keys: ClassVar[Mapping[str, str]] = {"runs": "unofficialRun", "frontier_only": "frontier"}
@@ -260,13 +116,13 @@ class RunView(_View):
     logx: Annotated[bool, affects(Part.CHART_STYLE)] = False
     logy: Annotated[bool, affects(Part.CHART_STYLE)] = False
     frontier_only: Annotated[bool, affects(Part.CHARTS)] = False
-    labels: Annotated[str, _one_of(LABEL_CHOICES), affects(Part.CHARTS)] = "conc"
-    envelope: Annotated[str, _one_of(ENVELOPE_CHOICES), affects(Part.MAIN, Part.SECOND)] = "run"
+    labels: Annotated[str, one_of(LABEL_CHOICES), affects(Part.CHARTS)] = "conc"
+    envelope: Annotated[str, one_of(ENVELOPE_CHOICES), affects(Part.MAIN, Part.SECOND)] = "run"
     at: Annotated[float | None, affects(Part.RANKING, Part.CHARTS)] = None
     slo: Annotated[str, affects(Part.MAIN, Part.SECOND)] = ""
     point: Annotated[str | None, affects(Part.CHART_STYLE)] = None
     ab: Annotated[AbAxis, affects(Part.DELTAS)] = Col.SPEC_DECODING.value
-    tab: Annotated[str, _one_of(TABS), affects()] = "points"
+    tab: Annotated[str, one_of(TABS), affects()] = "points"
     # The pruned list's options, as `paretolens prune --neighbours --arm-frontier --master`: the
     # master config is a name among the server's known files (DataSource.master_configs), never
     # a path the browser chose.
@@ -373,7 +229,7 @@ class RunView(_View):
 DISPLAY_ONLY = fields_sparing(RunView, *TABLE_PARTS)
 
 
-class CompareView(_View):
+class CompareView(View):
     """State of the compare page (`/compare?base=&candidate=`)."""
 
     base: str | None = None
@@ -408,7 +264,7 @@ class CompareView(_View):
 MAX_SEARCH_CHARS = 200
 
 
-class IndexView(_View):
+class IndexView(View):
     """State of the runs index (`/`)."""
 
     q: Annotated[str, StringConstraints(max_length=MAX_SEARCH_CHARS)] = ""
@@ -441,12 +297,12 @@ class IndexView(_View):
         return cls.tolerant(raw)
 
 
-class JobsView(_View):
+class JobsView(View):
     """State of the jobs page (`/jobs?job=&point=&stream=`)."""
 
     job: str | None = None
     point: str | None = None
-    stream: Annotated[str, _one_of(LOG_STREAMS)] = "stdout"
+    stream: Annotated[str, one_of(LOG_STREAMS)] = "stdout"
 
     @field_validator("job", "point")
     @classmethod
@@ -456,7 +312,7 @@ class JobsView(_View):
         return v
 
 
-class HistoryView(_View):
+class HistoryView(View):
     """State of the history page (`/history?arm=<id>[,<id>]&at=<x>&x=&y=`), issue 14."""
 
     arm: Values = ()
@@ -484,21 +340,3 @@ class HistoryView(_View):
     @classmethod
     def _hwcost(cls, v: str) -> str:
         return format_hwcost(parse_hwcost(v))
-
-
-def choice_label(choices: Sequence[tuple[object, str]], value: object) -> str:
-    """The menu label of a choice (the value itself when unknown)."""
-    return next((label for c, label in choices if str(c) == str(value)), str(value))
-
-
-def seq_label(key: str) -> str:
-    """'8192/1024' -> '8k/1k'; 'trace' -> 'agentic trace'."""
-    if key == "trace":
-        return "agentic trace"
-
-    def short(n: str) -> str:
-        v = int(n)
-        return f"{v // 1024}k" if v >= 1024 and v % 1024 == 0 else str(v)
-
-    isl, osl = key.split("/")
-    return f"{short(isl)}/{short(osl)}"

@@ -1,21 +1,23 @@
 """Named tables: what the grids show and the exports serve, with a unit for every column.
 
 Every table is built from a `RunData` or `CompareData` (`run_table`, `compare_table`) or the
-runs catalog (`index_table`), so a grid and its CSV/JSON/Parquet download are the same frame. Canonical columns take their unit and description from
-`ingest.schema`; the derived columns of analysis tables (`<metric>_baseline`, `*_delta_pct`, the
-plane's `x`/`y`) get theirs here.
+runs catalog (`index_table`), so a grid and its CSV/JSON/Parquet download are the same frame. The
+contract is `analysis.tables.Table`: canonical columns take their unit and description from
+`ingest.schema`, the analyses' output columns from `analysis.tables.COLUMNS`; the derived columns
+of analysis tables (`<metric>_baseline`, `*_delta_pct`, the plane's `x`/`y`) get theirs here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TypeVar
 
 import polars as pl
 
 from analysis import pruned_table
 from analysis.history import arm_history
+from analysis.tables import Table
+from dashboard.accuracy import EVAL_DESCRIPTIONS, EVAL_UNITS
 from dashboard.comparing import CompareData
 from dashboard.data import DataSource, RunData
 from dashboard.facets import ARM_NAME
@@ -24,46 +26,10 @@ from ingest.schema import SPECS, Col, RunCol
 from ingest.store import Store
 from runner import service
 
-
-@dataclass(frozen=True)
-class Table:
-    """A named table as the grids and the exports see it (columns in order)."""
-
-    name: str
-    title: str
-    frame: pl.DataFrame
-    units: dict[str, str] = field(default_factory=dict)
-
-    def unit(self, col: str) -> str:
-        """Unit of a column: the schema's for canonical columns, else the table's own."""
-        if col in self.units:
-            return self.units[col]
-        try:
-            return SPECS[Col(col)].unit
-        except ValueError:
-            return ""
-
-    def header(self, col: str) -> str:
-        """'p99_ttft (s)': the column with its unit."""
-        u = self.unit(col)
-        return f"{col} ({u})" if u else col
-
-    def description(self, col: str) -> str:
-        """What a column means (schema description for canonical columns)."""
-        try:
-            return SPECS[Col(col)].description
-        except ValueError:
-            return _EXTRA_DESCRIPTIONS.get(col, "")
-
-
+# What the page's tables add to the analysis columns (`analysis.tables.COLUMNS`).
 _EXTRA_DESCRIPTIONS = {
-    "verdict": "frontier | dominated | post_cliff | invalid, on the page's x/y plane",
-    "reason": "why the point got its verdict",
-    "on_arm_frontier": "on its own arm's frontier",
-    "knee_conc": "concurrency at which the arm's throughput stops rising",
-    "keep_reason": "why the point is kept for the full sweep",
-    "kept": "kept for the full sweep",
     ARM_NAME: "arm label with the identity fields that tell this view's arms apart",
+    **EVAL_DESCRIPTIONS,  # issue 14: accuracy per arm (points table, deltas, compare)
 }
 
 
@@ -90,16 +56,17 @@ def derived_units(frame: pl.DataFrame, view: RunView | CompareView) -> dict[str,
             out[c] = SPECS[Col.AL_MEASURED].unit
         elif stem is not None and stem in SPECS:
             out[c] = SPECS[Col(stem)].unit
+    out.update({c: EVAL_UNITS[c] for c in frame.columns if c in EVAL_UNITS})  # issue 14
     return out
 
 
 def _table(name: str, title: str, frame: pl.DataFrame, view: RunView | CompareView) -> Table:
-    return Table(name, title, frame, derived_units(frame, view))
+    return Table(name, title, frame, derived_units(frame, view), _EXTRA_DESCRIPTIONS)
 
 
 TABLES: dict[str, Callable[[RunData], Table]] = {
     "points": lambda d: _table(
-        "points", "Points with verdicts", d.verdict_points.drop(Col.INGESTED_AT), d.view
+        "points", "Points with verdicts", d.points_table.drop(Col.INGESTED_AT), d.view
     ),
     "al": lambda d: _table("al", "Acceptance-length checks", d.acceptance, d.view),
     "deltas": lambda d: _table(
@@ -244,6 +211,7 @@ KEY_POINT_COLUMNS: tuple[str, ...] = (
     Col.FRAMEWORK,
     Col.SPEC_DECODING,
     Col.KV_OFFLOADING,
+    "accuracy",  # issue 14: the arm's eval tasks, score ± stderr, n_eff
     "reason",
 )
 

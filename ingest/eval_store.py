@@ -46,7 +46,8 @@ def _conform(frame: pl.DataFrame) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=EVALS_SCHEMA)
 
 
-def _file(store: Store, run_id: str) -> Path:
+def evals_path(store: Store, run_id: str) -> Path:
+    """The file holding a run's eval rows (it may not exist)."""
     return store.root / EVALS_DIR / f"run={run_key(run_id)}.parquet"
 
 
@@ -62,7 +63,7 @@ def read_evals(store: Store, run_ids: Sequence[str] | None = None) -> pl.DataFra
         keys = {run_key(r): r for r in store.run_ids()}
         names = sorted(p.name for p in base.glob("run=*.parquet")) if base.exists() else []
         run_ids = [keys[n[4:-8]] for n in names if n[4:-8] in keys]
-    frames = [store._read(_file(store, r), EVALS_SCHEMA) for r in run_ids]
+    frames = [store._read(evals_path(store, r), EVALS_SCHEMA) for r in run_ids]
     frames = [f for f in frames if f.height]
     if not frames:
         df = pl.from_arrow(EVALS_SCHEMA.empty_table())
@@ -80,7 +81,7 @@ def replace_evals(
 ) -> None:
     """Replace the rows of `frame`'s files in a run's evals with `frame` (other files' rows are
     kept). `read`/`write` are the store's own, so this joins its transaction."""
-    target = _file(store, run_id)
+    target = evals_path(store, run_id)
     old = read(target, EVALS_SCHEMA)
     new = _conform(frame.with_columns(pl.lit(run_id).alias(EvalCol.RUN_ID)))
     if old.height:

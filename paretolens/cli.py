@@ -12,6 +12,7 @@ from paretolens.commands import (
     ingest_cmds,
     runner_cmds,
     serve_cmds,
+    table_cmds,
 )
 
 app = typer.Typer(
@@ -22,7 +23,15 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (ingest_cmds, analysis_cmds, history_cmds, serve_cmds, runner_cmds, evals_cmds):
+for module in (
+    ingest_cmds,
+    analysis_cmds,
+    table_cmds,
+    history_cmds,
+    serve_cmds,
+    runner_cmds,
+    evals_cmds,
+):
     module.register(app)
 
 

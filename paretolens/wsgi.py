@@ -11,7 +11,7 @@ from __future__ import annotations
 from flask import Flask
 
 from dashboard.app import create_app
-from paretolens.commands.ingest_cmds import open_store
+from paretolens.commands.common import open_store
 from paretolens.settings import GOLDEN_AL_DIR, load_settings
 
 settings = load_settings()

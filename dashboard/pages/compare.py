@@ -7,6 +7,7 @@ from typing import Any
 
 from dash import ALL, Dash, Input, Output, State, dcc, html
 
+from analysis.baseline import MAIN
 from dashboard import components as c
 from dashboard import figures
 from dashboard.comparing import CompareData
@@ -21,7 +22,7 @@ def compare_figure(data: CompareData) -> Any:
     """The overlay chart of a comparison."""
     v = data.view
     return figures.compare_figure(
-        data.plane, data.analysis.arm_frontiers, base=v.base or "", candidate=v.candidate or "",
+        data.plane, data.analysis.arm_frontiers, base=data.base_id, candidate=v.candidate or "",
         x=v.x, y=v.y, arm_order=data.arm_order, logx=v.logx, logy=v.logy,
     )  # fmt: skip
 
@@ -66,7 +67,7 @@ def body(app: AppContext, view: CompareView) -> list[Any]:
     """Everything below the controls."""
     if not (view.base and view.candidate):
         return [html.Div("Pick a base run and a candidate run.", className="hint")]
-    have = set(app.source.store.run_ids())
+    have = {*app.source.store.run_ids(), MAIN}  # base=main: the latest main-branch results
     missing = [r for r in (view.base, view.candidate) if r not in have]
     if missing:
         return [c.notes([f"run {r} is not in the store" for r in missing])]
@@ -76,6 +77,7 @@ def body(app: AppContext, view: CompareView) -> list[Any]:
         compare_table(data, name) for name in ("uplift", "compare_points", "unmatched")
     )
     return [
+        html.Div(c.notes(data.notes), id=Id.COMPARE_NOTES),
         html.Div(
             [
                 dcc.Graph(
@@ -136,10 +138,15 @@ def body(app: AppContext, view: CompareView) -> list[Any]:
 def layout(app: AppContext, query: str) -> Any:
     """The compare page."""
     view, notes = CompareView.parse(query)
-    runs = run_options(app.source.catalog(), [r for r in (view.base, view.candidate) if r])
+    picked = [r for r in (view.base, view.candidate) if r and r != MAIN]
+    runs = run_options(app.source.catalog(), picked)
+    main = {"label": "latest main-branch result per configuration", "value": MAIN}
+    bases = [main, *runs]
     controls = html.Div(
         [
-            dropdown("base", "Base run", runs, view.base, kind=COMPARE_CONTROL, css="control wide"),
+            dropdown(
+                "base", "Base run", bases, view.base, kind=COMPARE_CONTROL, css="control wide"
+            ),
             dropdown(
                 "candidate",
                 "Candidate run",

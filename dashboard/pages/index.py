@@ -7,13 +7,14 @@ from typing import Any
 import polars as pl
 from dash import ALL, Dash, Input, Output, State, dcc, html
 
+from analysis.tables import Table
 from dashboard import components as c
 from dashboard import urls
 from dashboard.context import AppContext
 from dashboard.ids import INDEX_CONTROL, Id, control
 from dashboard.pages.run_panels import dropdown
 from dashboard.state import IndexView
-from dashboard.tables import Table, index_table
+from dashboard.tables import index_table
 from ingest.schema import Col, RunCol
 
 COLUMNS = (

@@ -11,6 +11,7 @@ from dash import dcc, html
 
 from dashboard import components as c
 from dashboard import series, style, urls
+from dashboard.accuracy import EVAL_DESCRIPTIONS, EVAL_UNITS
 from dashboard.data import RunData
 from dashboard.facets import ARM_NAME, Option
 from dashboard.ids import CONTROL, Id, control
@@ -75,7 +76,7 @@ def dropdown(
 
 
 def hide_options(data: RunData) -> list[dict[str, str]]:
-    """Legend tokens a user can hide: every (arm, run) and each run's envelope."""
+    """Legend tokens a user can hide: every (arm, run), each run's envelope, the baseline."""
     multi = len(data.view.runs) > 1
     pairs = (
         data.all_points.select(Col.ARM_ID, Col.RUN_ID)
@@ -96,6 +97,9 @@ def hide_options(data: RunData) -> list[dict[str, str]]:
         }
         for r in envelopes
     ]
+    b = data.baseline  # issue 14: the baseline hides as one legend entry
+    if b is not None:
+        out.append({"label": f"baseline {b.requested}", "value": b.token})
     return out
 
 
@@ -314,6 +318,10 @@ def detail_panel(data: RunData, view: RunView) -> list[Any]:
         html.Div(
             [html.Span("why: ", className="muted"), str(row.get("reason") or "")], className="small"
         ),
+        html.Div(
+            [html.Span("accuracy: ", className="muted"), str(row.get("accuracy") or "no evals")],
+            className="small",
+        ),
         html.Div(source, className="small"),
         dcc.Graph(figure=metrics, config=GRAPH_CONFIG)
         if metrics is not None
@@ -327,14 +335,14 @@ def _unit(col: str) -> str:
     try:
         return SPECS[Col(col)].unit
     except ValueError:
-        return ""
+        return EVAL_UNITS.get(col, "")
 
 
 def _describe(col: str) -> str:
     try:
         return SPECS[Col(col)].description
     except ValueError:
-        return ""
+        return EVAL_DESCRIPTIONS.get(col, "")
 
 
 def run_options(catalog: pl.DataFrame, selected: Sequence[str]) -> list[dict[str, str]]:

@@ -11,6 +11,7 @@ from dash import dcc, html
 
 from dashboard import components as c
 from dashboard import urls
+from dashboard.accuracy import accuracy_notes
 from dashboard.data import RunData
 from dashboard.facets import ARM_NAME
 from dashboard.ids import Id, control
@@ -27,7 +28,7 @@ def at_readout(data: RunData, view: RunView) -> Any:
         return html.Div([html.Div(
             "Enter a value in “Rank arms at x =” to rank every arm by its frontier throughput there (PCHIP along the frontier, no extrapolation).",
             className="muted small",
-        ), *o.panel(data, view)])  # fmt: skip
+        ), *o.panel(data, view), accuracy_panel(data, view)])  # fmt: skip
     t = data.at_target
     unit_y = SPECS[Col(view.y)].unit
     body = []
@@ -58,7 +59,68 @@ def at_readout(data: RunData, view: RunView) -> Any:
         if body
         else html.Div("no arm frontier in this view", className="empty")
     )
-    return html.Div([table, c.export_links("at", view.query()), *o.panel(data, view)])
+    return html.Div(
+        [
+            table,
+            c.export_links("at", view.query()),
+            *o.panel(data, view),
+            accuracy_panel(data, view),
+        ]
+    )
+
+
+def _fraction(v: object) -> str:
+    return f"{v:.4f}" if isinstance(v, float) else "–"
+
+
+def accuracy_panel(data: RunData, view: RunView) -> Any:
+    """Accuracy per arm and eval task (issue 14): score ± standard error, n_eff, the
+    concurrency evaluated; or that the view's runs have no evals. The same numbers are the
+    `eval_*` columns of the points table and its exports."""
+    acc = data.accuracy
+    runs = ", ".join(view.runs)
+    if not acc.height:
+        body: Any = html.Div(
+            f"No evals for this run ({runs}) joined its arms: ingest the run's eval results "
+            "(agg_eval_all.json, lm-eval results JSON) with `paretolens ingest PATH --run-id "
+            "<run id>` to see accuracy next to performance.",
+            className="empty",
+            id=Id.ACCURACY_TABLE,
+        )
+    else:
+        head = html.Tr(
+            [html.Th(h) for h in ("arm", "run", "task", "score ± stderr", "n_eff", "conc")]
+        )
+        rows = [
+            html.Tr(
+                [
+                    html.Td(str(r[ARM_NAME] or r[Col.ARM_ID])),
+                    html.Td(str(r[Col.RUN_ID])),
+                    html.Td(f"{r['eval_task']} {r['eval_metric']}"),
+                    html.Td(f"{_fraction(r['eval_score'])} ± {_fraction(r['eval_stderr'])}"),
+                    html.Td("–" if r["eval_n_eff"] is None else str(r["eval_n_eff"])),
+                    html.Td("–" if r["eval_conc"] is None else str(r["eval_conc"])),
+                ],
+                className="accuracy-row",
+            )
+            for r in acc.iter_rows(named=True)
+        ]
+        body = html.Table([head, *rows], className="at-table", id=Id.ACCURACY_TABLE)
+    return html.Div(
+        [
+            html.H4("Accuracy per arm (evals joined by configuration)"),
+            body,
+            html.Div(
+                [
+                    "The points table carries these as eval_* columns (fraction, ± standard "
+                    "error). ",
+                    c.export_links("points", view.query(), label="Points with accuracy"),
+                ],
+                className="muted small",
+            ),
+        ],
+        className="accuracy-panel",
+    )
 
 
 def out_of_range(data: RunData, view: RunView, r: dict[str, Any]) -> str:
@@ -149,15 +211,18 @@ def _delta_columns(frame: pl.DataFrame) -> list[str]:
     stems = [c.removesuffix("_delta_pct") for c in frame.columns if c.endswith("_delta_pct")]
     metrics = [f"{m}{s}" for m in stems for s in ("_delta_pct", "_baseline", "_treatment")]
     tail = [
-        "al_measured_baseline", "al_measured_treatment", "baseline_verdict", "treatment_verdict",
-        "baseline_run_id", "treatment_run_id",
+        *ACCURACY_COLUMNS, "al_measured_baseline", "al_measured_treatment", "baseline_verdict",
+        "treatment_verdict", "baseline_run_id", "treatment_run_id",
     ]  # fmt: skip
     return [c for c in [*lead, *metrics, *tail] if c in frame.columns]
 
 
+# issue 14: each side's headline accuracy and the combined-stderr flag (analysis.evals)
+ACCURACY_COLUMNS = ("accuracy_flag", "accuracy_task", "accuracy_baseline", "accuracy_treatment")
 FRONTIER_DELTA_COLUMNS = (
     "baseline_arm_label", "treatment_arm_label", "mean_delta_pct", "area_delta_pct", "x_lo", "x_hi",
-    "note", "baseline_value", "treatment_value", "baseline_run_id", "treatment_run_id",
+    *ACCURACY_COLUMNS, "note", "baseline_value", "treatment_value", "baseline_run_id",
+    "treatment_run_id",
 )  # fmt: skip
 
 
@@ -186,6 +251,7 @@ def deltas_body(data: RunData, view: RunView) -> list[Any]:
             ],
             className="inline-form",
         ),
+        c.notes(accuracy_notes(f.frame, "of the treatment differs beyond the combined stderr")),
         html.H4(f"At equal concurrency, {view.ab}: treatment vs baseline"),
         _grid_or_empty(
             Id.DELTAS_GRID,

@@ -3,15 +3,14 @@
 Each command reads points from the store, calls one `analysis` function and renders its result as
 a rich table, JSON, CSV (or markdown / YAML / a dispatch line where useful). Caller mistakes
 (unknown run, bad metric, unexportable data) exit 2 with a message on stderr, in one place:
-`_guard`.
+`common.guard`. Tables reach the screen through `common.emit_frame`, the renderer registry.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -19,9 +18,6 @@ from typing import Annotated
 import polars as pl
 import typer
 import yaml
-from pydantic import ValidationError
-from rich.console import Console
-from rich.table import Table
 
 from analysis import (
     AcceptanceParams,
@@ -42,30 +38,28 @@ from analysis import (
     validate_sweep_config,
 )
 from analysis.ranking import rank_at
+from analysis.render import Rendering
 from analysis.slo import parse_slo
-from analysis.tables import csv_text, flat, json_text, markdown_table
+from analysis.tables import Table, json_text
+from ingest.eval_store import read_evals
 from ingest.schema import DEFAULT_GROUP, Col
-from paretolens.commands.ingest_cmds import open_store
-from paretolens.commands.tables import keep_whole
+from paretolens.commands.common import (
+    Fmt,
+    RunOpt,
+    RunsArg,
+    StoreOpt,
+    UsageError,
+    XOpt,
+    YOpt,
+    emit,
+    emit_frame,
+    err,
+    guard,
+    open_store,
+    runs_of,
+)
 from paretolens.settings import GOLDEN_AL_DIR
 
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--store", help="store directory (default: PARETOLENS_STORE or the bundled store)"
-    ),
-]
-RunOpt = Annotated[list[str] | None, typer.Option("--run", help="run id (repeat for several runs)")]
-RunsArg = Annotated[
-    list[str] | None,
-    typer.Argument(
-        help="run ids (the same as --run; `paretolens runs` lists them)", show_default=False
-    ),
-]
-XOpt = Annotated[
-    str, typer.Option("--x", help="x metric (a canonical column with a better direction)")
-]
-YOpt = Annotated[str, typer.Option("--y", help="y metric")]
 GroupOpt = Annotated[
     str, typer.Option("--group-by", help="comma-separated comparison-group columns")
 ]
@@ -80,15 +74,6 @@ SloOpt = Annotated[
 ErrOpt = Annotated[
     float, typer.Option("--max-error-rate", help="points above this error rate are invalid")
 ]
-console = Console(width=200)
-err = Console(stderr=True)
-
-
-class Fmt(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-    markdown = "markdown"
 
 
 class PruneFmt(StrEnum):
@@ -98,22 +83,10 @@ class PruneFmt(StrEnum):
     cli = "cli"
 
 
-class UsageError(Exception):
-    """A caller mistake reported as exit code 2."""
-
-
-@contextlib.contextmanager
-def _guard() -> Iterator[None]:
-    try:
-        yield
-    except (UsageError, ValueError, ValidationError) as exc:
-        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
-        raise typer.Exit(2) from exc
-
-
-def _runs(positional: Sequence[str] | None, option: Sequence[str] | None) -> list[str]:
-    """The run ids given as arguments and with --run, in order, each once."""
-    return list(dict.fromkeys([*(positional or []), *(option or [])]))
+def _evals(store: Path | None, runs: Sequence[str]) -> pl.DataFrame | None:
+    """The eval rows of `runs` (None when they have none), so deltas and compare flag accuracy."""
+    ev = read_evals(open_store(store), list(runs))
+    return ev if ev.height else None
 
 
 def _points(store: Path | None, runs: Sequence[str] | None) -> pl.DataFrame:
@@ -137,23 +110,6 @@ def _group(spec: str) -> tuple[str, ...]:
     if bad:
         raise UsageError(f"unknown --group-by column(s) {bad}; see docs/schema.md")
     return cols
-
-
-def _emit(frame: pl.DataFrame, fmt: Fmt, columns: Sequence[str], title: str) -> None:
-    if fmt is Fmt.json:
-        sys.stdout.write(json_text(frame))
-    elif fmt is Fmt.csv:
-        sys.stdout.write(csv_text(frame))
-    elif fmt is Fmt.markdown:
-        sys.stdout.write(markdown_table(frame, [c for c in columns if c in frame.columns]))
-    else:
-        cols = [c for c in columns if c in frame.columns]
-        t = Table(*cols, title=title, show_lines=False)
-        for row in flat(frame.select(cols)).iter_rows():
-            t.add_row(
-                *["" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v) for v in row]
-            )
-        console.print(keep_whole(t))
 
 
 _DEFAULT_GROUP = ",".join(DEFAULT_GROUP)
@@ -180,11 +136,11 @@ def analyze(
 ) -> None:
     """One verdict per point: frontier | dominated | post_cliff | invalid | out_of_slo, with
     the reason; with --at, the arms ranked by their frontier's y at that x."""
-    with _guard():
+    with guard():
         if at is not None and not (math.isfinite(at) and at > 0):
             raise UsageError(f"--at {at:g}: expected a positive x")
         a = analyze_points(
-            _points(store, _runs(runs, run)),
+            _points(store, runs_of(runs, run)),
             x,
             y,
             _group(group_by),
@@ -201,7 +157,7 @@ def analyze(
         ident = ["run_id", "arm_label", Col.ISL, Col.OSL, "conc"]
         cols = [*ident, *(c if c in table.columns else k for k, c in (("x", x), ("y", y)))]
         cols += ["verdict", "on_arm_frontier", "reason"]
-        _emit(
+        emit_frame(
             table,
             fmt,
             cols,
@@ -213,7 +169,7 @@ def _emit_ranking(ranking: pl.DataFrame, fmt: Fmt, x: str, y: str, at: float) ->
     if fmt in (Fmt.table, Fmt.markdown):  # the axes by name
         ranking = ranking.rename({"x": x, "y": y} if x != y else {})
     cols = ["run_id", "arm_label", *ranking.columns[3:]]
-    _emit(ranking, fmt, cols, f"arms ranked by {y} at {x} = {at:g}")
+    emit_frame(ranking, fmt, cols, f"arms ranked by {y} at {x} = {at:g}")
 
 
 def prune(
@@ -237,10 +193,10 @@ def prune(
     store: StoreOpt = None,
 ) -> None:
     """The points worth the full sweep: master-config snippet, JSON, CSV or a test-config line."""
-    with _guard():
+    with guard():
         cfg = validate_sweep_config(yaml.safe_load(master.read_text())) if master else None
         a = analyze_points(
-            _points(store, _runs(runs, run)), x, y, _group(group_by), slo=parse_slo(slo)
+            _points(store, runs_of(runs, run)), x, y, _group(group_by), slo=parse_slo(slo)
         )
         p = prune_list(a, neighbours=neighbours, include_arm_frontier=arm_frontier, master=cfg)
         space = search_space(p, dram_utilization)
@@ -254,7 +210,7 @@ def prune(
         elif fmt is PruneFmt.json:
             sys.stdout.write(json_text(pruned_json(p)))
         elif fmt is PruneFmt.csv:
-            sys.stdout.write(csv_text(pruned_table(p)))
+            emit(Table("pruned", "", pruned_table(p)), "csv", Rendering(units=False))
         else:
             problem = dispatch_problem(p, dram_utilization)
             if problem is not None:
@@ -287,9 +243,9 @@ def al_check(
 
     Exits 1 when any point fails.
     """
-    with _guard():
+    with guard():
         checks = check_acceptance(
-            _points(store, _runs(runs, run)),
+            _points(store, runs_of(runs, run)),
             load_golden_tables(golden),
             AcceptanceParams(tolerance),
         )
@@ -304,7 +260,7 @@ def al_check(
             "verdict",
             "reason",
         ]
-        _emit(checks, fmt, cols, f"acceptance length (tolerance {tolerance:g})")
+        emit_frame(checks, fmt, cols, f"acceptance length (tolerance {tolerance:g})")
     if checks.height and (checks.get_column("verdict") == "fail").any():
         raise typer.Exit(1)
 
@@ -327,14 +283,16 @@ def deltas(
     store: StoreOpt = None,
 ) -> None:
     """Treatment vs baseline arms that differ only in --axis, at equal concurrency."""
-    with _guard():
-        given = _runs(runs, run)
+    with guard():
+        given = runs_of(runs, run)
+        every = runs_of(given, [vs_run] if vs_run else [])
         d = compute_deltas(
-            _points(store, _runs(given, [vs_run] if vs_run else [])),
+            _points(store, every),
             axis,
             cross_run=vs_run is not None,
             x=x,
             y=y,
+            evals=_evals(store, every),
         )
         if frontier:
             cols = [
@@ -346,7 +304,7 @@ def deltas(
                 "area_delta_pct",
                 "note",
             ]
-            _emit(d.frontier, fmt, cols, f"frontier delta of {y} at matched {x} ({axis})")
+            emit_frame(d.frontier, fmt, cols, f"frontier delta of {y} at matched {x} ({axis})")
             return
         cols = [
             "flag",
@@ -366,7 +324,7 @@ def deltas(
             "al_measured_treatment",
         ]
         flagged = d.table.filter(pl.col("flag").is_not_null()).height if d.table.height else 0
-        _emit(
+        emit_frame(
             d.table,
             fmt,
             cols,
@@ -385,24 +343,30 @@ def compare(
     store: StoreOpt = None,
 ) -> None:
     """Candidate run vs base run: per-arm frontier uplift and per-conc deltas."""
-    with _guard():
+    with guard():
         c = compare_runs(
-            _points(store, [base, candidate]), base, candidate, x=x, y=y, slo=parse_slo(slo)
+            _points(store, [base, candidate]),
+            base,
+            candidate,
+            x=x,
+            y=y,
+            slo=parse_slo(slo),
+            evals=_evals(store, [base, candidate]),
         )
         if fmt is Fmt.markdown:
             sys.stdout.write(comparison_markdown(c))
         elif fmt is Fmt.json:
             sys.stdout.write(json_text(comparison_json(c)))
         elif fmt is Fmt.csv:
-            sys.stdout.write(csv_text(c.points))
+            emit(Table("compare_points", "", c.points), "csv", Rendering(units=False))
         else:
-            _emit(
+            emit_frame(
                 c.arms,
                 fmt,
                 ["arm_label", "matched_concs", "x_lo", "x_hi", "uplift_pct", "area_between"],
                 f"{candidate} vs {base}: frontier uplift of {y} at matched {x}",
             )
-            _emit(
+            emit_frame(
                 c.points,
                 fmt,
                 ["arm_label", "conc", *[f"{m}_delta_pct" for m in c.metrics]],

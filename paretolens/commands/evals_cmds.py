@@ -12,8 +12,15 @@ from analysis.deltas import compute_deltas
 from analysis.evals import arm_accuracy, evals_for
 from ingest.eval_store import read_evals
 from ingest.schema import Col
-from paretolens.commands.analysis_cmds import Fmt, RunOpt, UsageError, _emit, _guard
-from paretolens.commands.ingest_cmds import StoreOpt, open_store
+from paretolens.commands.common import (
+    Fmt,
+    RunOpt,
+    StoreOpt,
+    UsageError,
+    emit_frame,
+    guard,
+    open_store,
+)
 
 _ARM_COLUMNS = [
     "arm_label",
@@ -65,7 +72,7 @@ def evals(
     meta_env.json, dump eval rows) joined to the arms by configuration, the headline metric at
     the highest evaluated concurrency. With --axis: each A/B pair's accuracies, flagged when they
     differ by more than sqrt(se_b^2 + se_t^2)."""
-    with _guard():
+    with guard():
         if not run:
             raise UsageError("give a run with --run (see `paretolens runs`)")
         st = open_store(store)
@@ -75,12 +82,12 @@ def evals(
             raise UsageError(f"run(s) {', '.join(run)} have no eval results in store {st.root}")
         if axis:
             d = compute_deltas(pts, axis, evals=ev)
-            _emit(_four(d.frontier, fmt), fmt, _PAIR_COLUMNS, f"accuracy of {axis} A/B pairs")
+            emit_frame(_four(d.frontier, fmt), fmt, _PAIR_COLUMNS, f"accuracy of {axis} A/B pairs")
             return
         table = evals_for(pts, ev) if every else arm_accuracy(pts, ev)
         if every:
             table = table.sort(Col.ARM_LABEL, "task", "metric", "conc")
-        _emit(_four(table, fmt), fmt, _ARM_COLUMNS, "accuracy per arm")
+        emit_frame(_four(table, fmt), fmt, _ARM_COLUMNS, "accuracy per arm")
         joined = set(table.get_column("source_path").to_list()) if table.height else set()
         lost = ev.filter(~pl.col("source_path").is_in(sorted(joined)))
         if lost.height and fmt is Fmt.table:

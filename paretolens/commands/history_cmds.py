@@ -9,8 +9,16 @@ import typer
 
 from analysis.history import arm_history
 from ingest.schema import Col
-from paretolens.commands.analysis_cmds import Fmt, UsageError, XOpt, YOpt, _emit, _guard
-from paretolens.commands.ingest_cmds import StoreOpt, open_store
+from paretolens.commands.common import (
+    Fmt,
+    StoreOpt,
+    UsageError,
+    XOpt,
+    YOpt,
+    emit_frame,
+    guard,
+    open_store,
+)
 
 
 def history(
@@ -29,7 +37,7 @@ def history(
 ) -> None:
     """One configuration across runs in time: each run's arm frontier read at x = --at (PCHIP
     between measured points, never extrapolated), oldest run first."""
-    with _guard():
+    with guard():
         st = open_store(store)
         pts = st.points()
         arms = list(arm or [])
@@ -47,7 +55,7 @@ def history(
         table = arm_history(pts, st.runs(), arms, at, x=x, y=y)
         if table.height == 0:
             raise UsageError(f"no run in store {st.root} has points of arm(s) {', '.join(arms)}")
-        _emit(
+        emit_frame(
             table,
             fmt,
             ["run_id", "date", "branch", "arm_label", "x", "y", "x_lo", "x_hi", "points"],

@@ -9,55 +9,19 @@ from typing import Annotated, Any
 
 import polars as pl
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.table import Table
+from rich.table import Table as RichTable
 
-from analysis.tables import csv_text
+from analysis.render import Rendering, keep_whole
+from analysis.tables import Table
 from ingest.dump import DumpError, ingest_dump, is_dump_dir
 from ingest.errors import SchemaError
 from ingest.pipeline import IngestReport, check_defaults, ingest_paths
 from ingest.schema import Col, RejectCol, RunCol
-from ingest.store import InvalidRunId, Store, StoreWriteError
-from paretolens.commands.tables import keep_whole
-from paretolens.settings import SAMPLES_DIR, load_settings
-
-StoreOpt = Annotated[
-    Path | None, typer.Option("--store", help="store directory (default: the bundled store)")
-]
-console = Console()
-err = Console(stderr=True)
-
-
-def open_store(store: Path | None) -> Store:
-    """The store to use, seeding the bundled default store with the samples on first use."""
-    settings = load_settings()
-    root = store or settings.store
-    st = Store(root)
-    if store is None and Path(root) == settings.store and not st.runs_path.exists():
-        seed_samples(st)
-    return st
-
-
-def seed_samples(st: Store) -> IngestReport:
-    """Ingest every bundled sample run (one directory per run under data/samples; its hidden
-    `.run.json` holds the run's catalog fields)."""
-    report = IngestReport()
-    run_dirs = (
-        sorted(p for p in SAMPLES_DIR.iterdir() if p.is_dir()) if SAMPLES_DIR.exists() else []
-    )
-    for run_dir in run_dirs:
-        meta_path = run_dir / ".run.json"
-        meta: dict[str, Any] = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-        r = ingest_paths([run_dir], st, run_id=meta.get(RunCol.RUN_ID, run_dir.name), run_meta=meta)
-        report.runs.extend(r.runs)
-        report.accepted += r.accepted
-        report.duplicates += r.duplicates
-        report.rejected.extend(r.rejected)
-        report.ignored.extend(r.ignored)
-        report.notes.extend(r.notes)
-    return report
+from ingest.store import InvalidRunId, StoreWriteError
+from paretolens.commands.common import StoreOpt, console, emit, err, fail, open_store
+from paretolens.settings import load_settings
 
 
 def _print_report(report: IngestReport, as_json: bool) -> None:
@@ -70,17 +34,17 @@ def _print_report(report: IngestReport, as_json: bool) -> None:
         f"{len(report.rejected)} rejected, {len(report.ignored)} auxiliary files ignored"
     )
     if report.rejected:
-        t = Table("rejected file", "field", "reason", title="Rejected", show_lines=False)
+        t = RichTable("rejected file", "field", "reason", title="Rejected", show_lines=False)
         for r in report.rejected:
             t.add_row(r.path, r.field, r.reason)
         console.print(keep_whole(t))
     if report.notes:
-        t = Table("file", "note", title="Notes from the readers")
+        t = RichTable("file", "note", title="Notes from the readers")
         for n in report.notes:
             t.add_row(n.path, n.reason)
         console.print(keep_whole(t))
     if report.ignored:
-        t = Table("ignored file", "why", title="Ignored (recognised, nothing to store)")
+        t = RichTable("ignored file", "why", title="Ignored (recognised, nothing to store)")
         for i in report.ignored:
             t.add_row(i.path, i.reason)
         console.print(keep_whole(t))
@@ -96,14 +60,12 @@ def _settings(pairs: list[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            err.print(f"[red]error:[/] --set {escape(pair)}: expected COLUMN=VALUE, e.g. hw=h200")
-            raise typer.Exit(2)
+            raise fail(f"--set {pair}: expected COLUMN=VALUE, e.g. hw=h200")
         out[key.strip()] = value.strip()
     try:
         return check_defaults(out)
     except SchemaError as exc:
-        err.print(f"[red]error:[/] --set {escape(exc.field)}: {escape(exc.reason)}")
-        raise typer.Exit(2) from exc
+        raise fail(f"--set {exc.field}: {exc.reason}") from exc
 
 
 def ingest(
@@ -126,18 +88,15 @@ def ingest(
     """Ingest benchmark results into the store."""
     missing = [p for p in paths if not p.exists() and not p.is_symlink()]
     if missing:
-        err.print(f"[red]error:[/] no such file or directory: {', '.join(map(str, missing))}")
-        raise typer.Exit(2)
+        raise fail(f"no such file or directory: {', '.join(map(str, missing))}")
     if len(paths) == 1 and is_dump_dir(paths[0]):
         # An InferenceX app table dump: one run per workflow run (ingest/dump.py).
         if run_id or set_:
-            err.print("[red]error:[/] a dump gives one run per workflow run; no --run-id/--set")
-            raise typer.Exit(2)
+            raise fail("a dump gives one run per workflow run; no --run-id/--set")
         try:
             report = ingest_dump(paths[0], open_store(store))
         except DumpError as exc:
-            err.print(f"[red]error:[/] {escape(str(exc))}")
-            raise typer.Exit(2) from exc
+            raise fail(str(exc)) from exc
         _print_report(report, as_json)
         _exit(report)
     defaults = _settings(set_ or [])
@@ -166,8 +125,7 @@ def ingest(
                 )
     except (InvalidRunId, StoreWriteError) as exc:
         # A refused run id, or a store that cannot be written (read-only, full): nothing stored.
-        err.print(f"[red]error:[/] {escape(str(exc))}")
-        raise typer.Exit(2) from exc
+        raise fail(str(exc)) from exc
     _print_report(report, as_json)
     _exit(report)
 
@@ -199,39 +157,20 @@ def fetch(
             defaults=defaults,
         )
     except GitHubError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from exc
+        raise fail(str(exc)) from exc
     _print_report(report, as_json)
     _exit(report)
 
 
 def _emit(df: pl.DataFrame, fmt: str, output: Path | None) -> None:
-    if fmt == "parquet":
-        if output is None:
-            err.print("[red]error:[/] --format parquet needs --output FILE")
-            raise typer.Exit(2)
-        df.write_parquet(output)
-        return
-    if fmt == "csv":
-        text = csv_text(df, list_sep=";")
-    elif fmt == "json":
-        text = json.dumps(df.to_dicts(), indent=2, default=str) + "\n"
-    elif fmt == "table":
-        t = Table(*df.columns)
-        for row in df.iter_rows():
-            t.add_row(*("" if v is None else str(v) for v in row))
-        if output is None:
-            # The terminal's width now (COLUMNS or the tty), not the one at import.
-            Console().print(keep_whole(t))
-            return
-        text = str(df)
-    else:
-        err.print(f"[red]error:[/] unknown format {fmt!r}: expected table, csv, json or parquet")
-        raise typer.Exit(2)
-    if output:
-        output.write_text(text)
-    else:
-        sys.stdout.write(text)
+    """A store table through the renderer registry: headers without units, JSON as an array of
+    rows, floats as stored in the terminal table (which takes the terminal's width now)."""
+    if fmt not in ("table", "csv", "json", "parquet"):
+        raise fail(f"unknown format {fmt!r}: expected table, csv, json or parquet")
+    if fmt == "parquet" and output is None:
+        raise fail("--format parquet needs --output FILE")
+    how = Rendering(units=False, shape="rows", digits=None)
+    emit(Table("store", "", df), fmt, how, output)
 
 
 FmtOpt = Annotated[str, typer.Option("--format", help="table, csv, json or parquet")]
@@ -289,8 +228,7 @@ def points(
         try:
             filled = with_costs(df, load_hardware(), parse_hwcost(hwcost or ""))
         except ValueError as exc:
-            err.print(f"[red]error:[/] {escape(str(exc))}")
-            raise typer.Exit(2) from exc
+            raise fail(str(exc)) from exc
         for note in filled.notes():
             err.print(f"note: {escape(note)}")
         df = filled.frame

@@ -11,20 +11,18 @@ import contextlib
 import json
 import sys
 import time
-from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 import yaml
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from analysis.render import keep_whole
 from ingest.store import Store
-from paretolens.commands.ingest_cmds import open_store
-from paretolens.commands.tables import keep_whole
+from paretolens.commands.common import StoreOpt, console, err, guard, open_store
 from paretolens.settings import load_settings
 from runner import service
 from runner.errors import RunnerError
@@ -33,12 +31,6 @@ from runner.plan import Plan
 from runner.service import Caller, JobStatus, LogStream
 from runner.sources import load_plan, read_document
 
-console = Console()
-err = Console(stderr=True)
-
-StoreOpt = Annotated[
-    Path | None, typer.Option("--store", help="store directory (default: the bundled store)")
-]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON")]
 _STATE_STYLE = {
     PointState.SUCCEEDED: "green",
@@ -61,14 +53,9 @@ class PlanFmt(StrEnum):
     json = "json"
 
 
-@contextlib.contextmanager
-def _guard() -> Iterator[None]:
-    """The one place runner errors become messages and exit code 2."""
-    try:
-        yield
-    except (RunnerError, KeyError) as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        raise typer.Exit(2) from exc
+def _guard() -> contextlib.AbstractContextManager[None]:
+    """Runner errors become messages and exit code 2 (`common.guard`)."""
+    return guard(RunnerError, KeyError)
 
 
 def _load(

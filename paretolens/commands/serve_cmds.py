@@ -14,7 +14,7 @@ import typer
 from dashboard.state import RunView
 from ingest.schema import Col
 from ingest.store import Store
-from paretolens.commands.ingest_cmds import open_store
+from paretolens.commands.common import open_store
 from paretolens.settings import GOLDEN_AL_DIR, load_settings
 
 

@@ -31,7 +31,7 @@ from ingest.pipeline import ingest_paths
 from ingest.schema import Col
 from ingest.store import Store
 from paretolens.cli import app as cli
-from paretolens.commands.ingest_cmds import seed_samples
+from paretolens.commands.common import seed_samples
 from paretolens.settings import SAMPLES_DIR
 
 CONFIGS = Path(__file__).resolve().parents[1] / "fixtures" / "inferencex" / "configs"
