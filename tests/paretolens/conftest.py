@@ -3,32 +3,17 @@ dashboard tests' store with the web app over it (`web_store`, `client`), each bu
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import polars as pl
 import pytest
 
 from dashboard.app import create_app
 from ingest.store import Store
 from paretolens.settings import GOLDEN_AL_DIR, Settings
-from tests.analysis.pointdata import build_store
+
+# The analysis tests' fixtures, the same objects (not copies).
+from tests.analysis.conftest import points, store  # noqa: F401
 from tests.dashboard.conftest import build_store as build_web_store
-
-
-@pytest.fixture(scope="session")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    return build_store(tmp_path_factory.mktemp("analysis-store"))
-
-
-@pytest.fixture(scope="session")
-def points(store: Store) -> Callable[..., pl.DataFrame]:
-    """points("dsr1") -> that run's canonical points."""
-
-    def get(*run_ids: str) -> pl.DataFrame:
-        return store.points(list(run_ids))
-
-    return get
 
 
 @pytest.fixture(scope="session")
