@@ -19,9 +19,28 @@ def pinned_xy(rows: pl.DataFrame, pinned: str | None) -> tuple[list[float], list
     return pin.get_column("x").to_list(), pin.get_column("y").to_list()
 
 
+UPLIFT_META = "uplift"  # first word of the uplift annotations' `name`: "uplift <token> <arm id>"
+
+
+def uplift_note_name(token: str, arm_id: str) -> str:
+    """`name` of an uplift annotation: it carries its baseline's legend token, so hiding the
+    baseline from the legend hides its uplift labels too."""
+    return f"{UPLIFT_META} {token} {arm_id}"
+
+
+def note_tokens(fig: Figure) -> list[str]:
+    """The legend token of every annotation of a figure, by index ("" for those no legend entry
+    hides)."""
+    out = []
+    for note in fig["layout"].get("annotations") or []:
+        words = str(note.get("name") or "").split(" ", 2)
+        out.append(words[1] if len(words) == 3 and words[0] == UPLIFT_META else "")
+    return out
+
+
 def display_patch(
     *, tokens: Sequence[str], hidden: Sequence[str], pinned: tuple[list[float], list[float]],
-    logx: bool, logy: bool, axes_changed: bool, revision: str,
+    logx: bool, logy: bool, axes_changed: bool, revision: str, notes: Sequence[str] = (),
 ) -> Patch:  # fmt: skip
     """The update of a drawn chart for display-only changes (log axes, hidden arms, the pin):
     a few properties instead of the whole figure, so a 5,000-point chart stays quick."""
@@ -39,6 +58,9 @@ def display_patch(
             patch["data"][i]["x"], patch["data"][i]["y"] = pinned
         elif tok:
             patch["data"][i]["visible"] = "legendonly" if tok in hide else True
+    for i, tok in enumerate(notes):
+        if tok:
+            patch["layout"]["annotations"][i]["visible"] = tok not in hide
     return patch
 
 

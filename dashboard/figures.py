@@ -17,9 +17,11 @@ from dashboard.baselines import Baseline
 from dashboard.chart_updates import (
     display_patch,
     hidden_after_restyle,
+    note_tokens,
     pinned_xy,
     revision,
     trace_tokens,
+    uplift_note_name,
 )
 from dashboard.compare_figure import compare_figure
 from dashboard.planes import PARALLELISM
@@ -58,6 +60,7 @@ __all__ = [
     "Figure",
     "compare_figure",
     "display_patch",
+    "note_tokens",
     "frontier_figure",
     "hidden_after_restyle",
     "pinned_xy",
@@ -213,7 +216,7 @@ def frontier_figure(
             }
         )
     if baseline is not None:
-        notes += uplift_annotations(baseline, arm_order)
+        notes += uplift_annotations(baseline, arm_order, hidden=baseline.token in hide)
     if not rows.height:
         notes.append(
             {
@@ -237,9 +240,6 @@ def legend_label(name: str, parallelism: object) -> str:
     if not par or par in name.replace("|", " ").split():
         return name
     return f"{par} · {name}"
-
-
-UPLIFT_META = "uplift"  # `name` of the uplift annotations
 
 
 def _pct(v: float | None) -> str:
@@ -295,8 +295,11 @@ def baseline_traces(
     return out
 
 
-def uplift_annotations(b: Baseline, arm_order: dict[str, int]) -> list[dict[str, Any]]:
-    """The uplift of each arm over the baseline, written on its shaded area."""
+def uplift_annotations(
+    b: Baseline, arm_order: dict[str, int], *, hidden: bool = False
+) -> list[dict[str, Any]]:
+    """The uplift of each arm over the baseline, written on its shaded area (not shown while the
+    baseline is hidden from the legend)."""
     out = []
     for gap in b.gaps:
         mid = (gap.lo + gap.hi) / 2
@@ -304,7 +307,8 @@ def uplift_annotations(b: Baseline, arm_order: dict[str, int]) -> list[dict[str,
         out.append({
             "x": mid, "y": (min(ys) + max(ys)) / 2, "text": _pct(gap.uplift_pct), "showarrow": False,
             "font": {"size": 12, "color": arm_color(arm_order.get(gap.arm_id, 0))},
-            "bgcolor": "rgba(255,255,255,0.75)", "name": f"{UPLIFT_META}{SEP}{gap.arm_id}",
+            "bgcolor": "rgba(255,255,255,0.75)", "name": uplift_note_name(b.token, gap.arm_id),
+            "visible": not hidden,
         })  # fmt: skip
     return out
 

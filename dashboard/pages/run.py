@@ -116,7 +116,12 @@ def redraw(
     return (
         main,
         second,
-        {"main": figures.trace_tokens(main), "second": figures.trace_tokens(second)},
+        {
+            "main": figures.trace_tokens(main),
+            "second": figures.trace_tokens(second),
+            "main_notes": figures.note_tokens(main),
+            "second_notes": figures.note_tokens(second),
+        },
     )
 
 
@@ -130,6 +135,7 @@ def chart_patches(
             tokens=tokens.get(which, []), hidden=view.hide, pinned=figures.pinned_xy(plane, view.point),
             logx=view.logx, logy=view.logy, axes_changed=axes_changed,
             revision=figures.revision(view.runs, x, view.y, view.logx, view.logy),
+            notes=tokens.get(f"{which}_notes", []),
         )  # fmt: skip
 
     main = one(data.main_plane, view.x, "main")

@@ -298,6 +298,41 @@ def test_baseline_legend_click_writes_hide(esource: DataSource) -> None:
     assert {t["visible"] for t in fig["data"] if t.get("meta") == "baseline~main"} == {"legendonly"}
     options = run_panels.hide_options(esource.run_data(again))
     assert {"label": "baseline main", "value": "baseline~main"} in options
+    # ... and so are its uplift labels (the "+27.2%" written on each shaded gap)
+    uplift = [
+        n for n in fig["layout"]["annotations"] if str(n.get("name", "")).startswith("uplift ")
+    ]
+    assert uplift and {n["visible"] for n in uplift} == {False}
+
+
+def test_hiding_the_baseline_from_the_legend_hides_its_uplift_labels(esource: DataSource) -> None:
+    """The legend click updates the drawn chart by a patch: it hides the baseline's traces and
+    its uplift annotations (and shows both again), leaving every other annotation alone."""
+    from dashboard.pages.run import chart_patches, redraw
+
+    view = RunView.parse(f"unofficialRun={RUN}&baseline=main&at=15")[0]  # + the rank-at label
+    data = esource.run_data(view)
+    fig, _second, tokens = redraw(data, view)
+    notes = tokens["main_notes"]
+    texts = {n["text"] for n, t in zip(fig["layout"]["annotations"], notes, strict=True) if t}
+    assert set(notes) == {"", "baseline~main"} and "+27.2%" in texts
+    hidden = RunView.parse(f"unofficialRun={RUN}&baseline=main&at=15&hide=baseline~main")[0]
+    patch, _ = chart_patches(data, hidden, tokens, axes_changed=False)
+    ops = patch.to_plotly_json()["operations"]
+    shown = {
+        tuple(op["location"]): op["params"]["value"]
+        for op in ops
+        if op["location"][:2] == ["layout", "annotations"]
+    }
+    want = {("layout", "annotations", i, "visible"): False for i, t in enumerate(notes) if t}
+    assert shown == want
+    patch, _ = chart_patches(data, view, tokens, axes_changed=False)
+    ops = patch.to_plotly_json()["operations"]
+    assert {
+        tuple(op["location"]): op["params"]["value"]
+        for op in ops
+        if op["location"][:2] == ["layout", "annotations"]
+    } == {k: True for k in want}
 
 
 # ---- in the browser ------------------------------------------------------------------------
@@ -342,8 +377,12 @@ def test_browser_accuracy_and_baseline_legend_click(driver: Any, elive: str) -> 
             or None
         ),
     )[0]
+    labels = "return Array.from(document.querySelectorAll('#main-chart .annotation-text')).map(e => e.textContent)"
+    assert "+27.2%" in driver.execute_script(labels)
     click_at(driver, entry.find_element(By.CSS_SELECTOR, ".legendtoggle"))
     assert wait(driver, lambda d: "hide=baseline~main" in d.current_url.replace("%7E", "~"))
+    # the uplift labels go with the baseline's traces
+    assert wait(driver, lambda d: "+27.2%" not in d.execute_script(labels))
     open_page(driver, driver.current_url)  # reload: the baseline stays hidden
     wait_chart(driver)
     hidden = wait(
