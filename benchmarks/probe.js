@@ -1,12 +1,16 @@
 // Injected before any page script (CDP Page.addScriptToEvaluateOnNewDocument). Records, in
 // performance.now() milliseconds since navigation start:
 //   firstPoint: the frame in which the first chart point was drawn: an SVG point node appearing
-//     in a plotly chart, or a Plotly.react/newPlot with points resolving (WebGL draws no nodes);
+//     in a plotly chart or in the static chart of the page HTML (dashboard/static_chart.py), or a
+//     Plotly.react/newPlot with points resolving (WebGL draws no nodes); firstKind says which;
+//   firstStatic / firstPlotly: the same for the static chart only and for plotly only;
+//   loaf: long animation frames (start, duration, time spent running scripts in them);
 //   plots[chart]: every Plotly.react/newPlot of a chart: start, done (next frame after its
 //     promise resolved), points drawn, whether a WebGL trace was among them;
 //   longTasks: main-thread tasks over 50 ms (start, duration).
 (function () {
-  var P = (window.__pl = { firstPoint: null, firstKind: null, plots: {}, longTasks: [], errors: [] });
+  var P = (window.__pl = { firstPoint: null, firstKind: null, firstStatic: null, firstPlotly: null,
+                           plots: {}, longTasks: [], loaf: [], errors: [] });
   function now() { return performance.now(); }
   function painted(fn) { requestAnimationFrame(function () { fn(now()); }); }
 
@@ -16,12 +20,30 @@
       list.getEntries().forEach(function (e) { P.longTasks.push([e.startTime, e.duration]); });
     }).observe({ type: "longtask", buffered: true });
   } catch (e) { P.errors.push("no longtask observer: " + e); }
+  try {
+    new PerformanceObserver(function (list) {
+      list.getEntries().forEach(function (e) {
+        var js = 0;
+        (e.scripts || []).forEach(function (s) { js += s.duration; });
+        P.loaf.push([e.startTime, e.duration, js]);
+      });
+    }).observe({ type: "long-animation-frame", buffered: true });
+  } catch (e) { P.errors.push("no long-animation-frame observer: " + e); }
 
+  function point(kind) {
+    if (P.firstPoint === null) { P.firstPoint = -1; painted(function (t) { P.firstPoint = t; P.firstKind = kind; }); }
+  }
+  var seen = { "static svg": false, svg: false };
   new MutationObserver(function () {
-    if (P.firstPoint === null && P.firstKind === null &&
-        document.querySelector(".js-plotly-plot .scatterlayer .point")) {
-      P.firstKind = "svg-pending";
-      painted(function (t) { if (P.firstPoint === null) { P.firstPoint = t; P.firstKind = "svg"; } });
+    if (!seen.svg && document.querySelector(".js-plotly-plot .scatterlayer .point")) {
+      seen.svg = true;
+      point("svg");
+      painted(function (t) { if (P.firstPlotly === null) { P.firstPlotly = t; } });
+    }
+    if (!seen["static svg"] && document.querySelector(".static-chart .scatterlayer .point")) {
+      seen["static svg"] = true;
+      point("static svg");
+      painted(function (t) { P.firstStatic = t; });
     }
   }).observe(document, { childList: true, subtree: true });
 
@@ -52,7 +74,10 @@
           var c = chartOf(gd), pg = pointsOf(c[0]);
           painted(function (t) {
             (P.plots[c[1]] = P.plots[c[1]] || []).push({ start: start, done: t, points: pg[0], gl: pg[1] });
-            if (P.firstPoint === null && pg[0] > 0) { P.firstPoint = t; P.firstKind = name + (pg[1] ? " (webgl)" : ""); }
+            if (pg[0] > 0) {
+              if (P.firstPoint === null) { P.firstPoint = t; P.firstKind = name + (pg[1] ? " (webgl)" : ""); }
+              if (P.firstPlotly === null) { P.firstPlotly = t; }
+            }
           });
         });
         return out;

@@ -5,7 +5,10 @@ callbacks: nothing is registered globally). The page a browser asked for is rend
 initial layout: Dash fetches `/_dash-layout` from the page, and the request's Referer
 (same-origin, full URL, see the referrer meta tag) names the path and query, so the first chart
 arrives with the layout instead of after a callback round trip. If a browser withholds the
-Referer, a one-off router callback fills the page in instead.
+Referer, a one-off router callback fills the page in instead. The run page's HTML itself carries
+the page's top with its first chart drawn as static SVG (`dashboard/static_page.py`), painted
+before any script runs and replaced in place once plotly has drawn; the tree rendered for it is
+the one the page's `/_dash-layout` request then gets.
 
 The app reads no environment: its store, settings and golden AL tables are handed to
 `create_app` by whoever builds it (`paretolens serve`, `paretolens.wsgi` for
@@ -27,7 +30,7 @@ import polars as pl
 from dash import Dash, Input, Output, State, html
 
 from dashboard import components as c
-from dashboard import compress, export, urls
+from dashboard import compress, export, static_page, urls
 from dashboard.context import AppContext
 from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
@@ -63,6 +66,7 @@ LAZY_GRID_PATHS = (urls.RUN_PATH,)
 # "basic" has the SVG scatter (1.2 MB), "gl2d" adds WebGL scatter (1.5 MB; the full bundle is 4.8).
 PLOTLY_BUNDLES = {"basic": "plotly-basic-4.1.1.min.js", "gl2d": "plotly-gl2d-4.1.1.min.js"}
 ChartsOf = Callable[[str, str], str | None]
+StaticOf = Callable[[str, str], str]
 # dcc's lazily loaded chunks a chart page needs right away (webpack asks for them only once the
 # layout is rendered); the page preloads them. The ag-grid chunk follows the grid library.
 DCC_CHUNKS = "_dash-component-suites/dash/dcc/"
@@ -79,6 +83,7 @@ class _Dash(Dash):
     dcc.Graph uses window.Plotly)."""
 
     charts_of: ChartsOf = staticmethod(lambda path, query: "gl2d")
+    static_of: StaticOf = staticmethod(lambda path, query: "")
 
     def _setup_plotlyjs(self) -> None:
         self._plotlyjs_url = ""
@@ -94,6 +99,14 @@ class _Dash(Dash):
         favicon: Any = "",
         renderer: Any = "",
     ) -> str:
+        if flask.has_request_context():
+            # The page's first chart, drawn in the HTML (dashboard/static_page.py), beside the
+            # entry point React renders into (React would clear anything inside it).
+            path = flask.request.path
+            app_entry = (
+                self.static_of(path, flask.request.query_string.decode("utf-8", "replace"))
+                + app_entry
+            )
         page = super().interpolate_index(  # type: ignore[no-untyped-call]  # Dash's own, untyped
             metas=metas + self._preloads(), title=title, css=css, config=config,
             scripts=scripts, app_entry=app_entry, favicon=favicon, renderer=renderer,
@@ -157,6 +170,26 @@ def plotly_bundle(source: DataSource) -> ChartsOf:
         return "gl2d" if (n or 0) > WEBGL_THRESHOLD else "basic"
 
     return charts_of
+
+
+def static_pages(ctx: AppContext, kept: static_page.Prerendered) -> StaticOf:
+    """The static overlay of a run page's HTML (see dashboard/static_page.py), empty on other
+    pages or when its chart cannot be drawn statically."""
+
+    def static_of(path: str, query: str) -> str:
+        if path.rstrip("/") != urls.RUN_PATH or len(query) > MAX_QUERY_BYTES:
+            return ""
+        try:
+            active, content = render(ctx, path, query)
+            tree = c.shell(content, active)
+            markup = static_page.page_markup(tree, Id.MAIN_CHART, label="Frontier chart")
+        except Exception:  # the page still works without it: Dash renders it as before
+            log.exception("the static first chart of %s?%s could not be drawn", path, query)
+            return ""
+        kept.put((path, query), tree)
+        return markup or ""
+
+    return static_of
 
 
 # The path `_page_of_request` gives for a page address over the length limits.
@@ -300,10 +333,15 @@ def create_app(
         meta_tags=[{"name": "referrer", "content": "same-origin"}],
     )
 
+    prerendered = static_page.Prerendered()
+
     def layout() -> Any:
         target = _page_of_request()
         if target is None:
             return c.shell(None, "", pending_route=True)
+        kept = prerendered.take(target)
+        if kept is not None:
+            return kept
         active, content = render(ctx, *target)
         return c.shell(content, active)
 
@@ -313,6 +351,7 @@ def create_app(
     dash_app.server.before_request(lambda: _guard_request(hosts))
     dash_app.layout = layout
     dash_app.charts_of = plotly_bundle(source)
+    dash_app.static_of = static_pages(ctx, prerendered)
 
     @dash_app.callback(
         Output(Id.PAGE, "children"),

@@ -32,16 +32,26 @@
       document.head.appendChild(s);
     });
   }
+  // The static first chart in the page HTML (dashboard/static_page.py) goes once plotly has
+  // drawn the interactive one at the same place, or once the page turns out to have no chart.
+  function dropStatic() {
+    var el = document.getElementById("static-page");
+    if (el) { el.parentNode.removeChild(el); }
+  }
   (function waitForChart(n) {
     var ready = document.getElementById("main-chart") && window.dash_clientside && window.dash_clientside.set_props;
     if (ready) {
       whenPlotted("main-chart", function () {
+        dropStatic();
         runLazyScripts(function () { window.dash_clientside.set_props("tables-ready", { data: Date.now() }); });
       });
     } else if (n > 50 && document.querySelector("#page > *")) {
+      dropStatic();
       runLazyScripts(function () {});  // a page without the chart (e.g. a run not in the store)
     } else if (n < 1500) {
       setTimeout(function () { waitForChart(n + 1); }, 20);
+    } else {
+      dropStatic();
     }
   })(0);
 

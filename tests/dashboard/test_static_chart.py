@@ -1,0 +1,259 @@
+"""The run page's static first chart (issue 18): what its HTML draws is what plotly draws.
+
+The fast tests read the page HTML and the `/_dash-layout` the same page asks for through the Flask
+test client, map every static point back to data coordinates and compare it with the interactive
+figure's points (value, symbol, colour, opacity). The browser tests load the page with its scripts
+blocked (the static chart alone) and then normally, and compare where the points and the chart are
+on screen.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import pytest
+
+from dashboard import static_chart, static_page
+from tests.dashboard.browser import open_page, wait
+
+SVG = "{http://www.w3.org/2000/svg}"
+STATES = (
+    "unofficialRun=dsr1",
+    "unofficialRun=dsr1&y=output_tput_per_gpu&logx=1",
+    "unofficialRun=dsr1&offload=dram&frontier=1",
+    "unofficialRun=dsr1,dsr1-rerun&logy=1",
+    "unofficialRun=mtp&at=40",
+)
+REFERER = "http://localhost/inference?"
+
+
+def _static(client: Any, query: str) -> ET.Element | None:
+    page = client.get(f"/inference?{query}").get_data(as_text=True)
+    start = page.find('<div id="static-page"')
+    if start < 0:
+        return None
+    end = page.index('<div id="react-entry-point"', start)
+    # the markup is XHTML-clean (escaped text, quoted attributes, closed tags) and carries SVG
+    text = page[start:end].replace("<svg ", f'<svg xmlns="{SVG[1:-1]}" ', 1)
+    text = re.sub(r"<svg (?!xmlns)", f'<svg xmlns="{SVG[1:-1]}" ', text)
+    return ET.fromstring(text.replace(" inert", ' inert=""').replace(" checked/", ' checked=""/'))
+
+
+def _layout_figure(client: Any, query: str) -> dict[str, Any]:
+    resp = client.get("/_dash-layout", headers={"Referer": REFERER + query})
+    found = _find(json.loads(resp.get_data(as_text=True)), "main-chart")
+    assert found is not None, "no main chart in the layout"
+    return found
+
+
+def _find(node: Any, graph_id: str) -> dict[str, Any] | None:
+    if isinstance(node, list):
+        return next((f for n in node if (f := _find(n, graph_id)) is not None), None)
+    if not isinstance(node, dict):
+        return None
+    props = node.get("props", {})
+    if props.get("id") == graph_id and isinstance(props.get("figure"), dict):
+        return dict(props["figure"])
+    return _find(props.get("children"), graph_id)
+
+
+def _pick(v: Any, i: int, default: Any) -> Any:
+    return (
+        (v[i] if i < len(v) else default) if isinstance(v, list) else (default if v is None else v)
+    )
+
+
+def figure_points(fig: dict[str, Any]) -> list[tuple[float, float, str, str, float]]:
+    """(x, y, symbol, colour, opacity) of every point plotly draws from a figure."""
+    logx = fig["layout"]["xaxis"].get("type") == "log"
+    logy = fig["layout"]["yaxis"].get("type") == "log"
+    out = []
+    for t in fig["data"]:
+        if t.get("visible", True) is not True or "markers" not in t.get("mode", "markers"):
+            continue
+        m = t.get("marker", {})
+        for i, (x, y) in enumerate(zip(t.get("x") or [], t.get("y") or [], strict=False)):
+            if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (x, y)):
+                continue
+            if (logx and x <= 0) or (logy and y <= 0):
+                continue
+            op = float(_pick(m.get("opacity"), i, 1.0)) * float(t.get("opacity", 1.0))
+            out.append(
+                (
+                    x,
+                    y,
+                    str(_pick(m.get("symbol"), i, "circle")),
+                    str(_pick(m.get("color"), i, "")),
+                    op,
+                )
+            )
+    return sorted(out)
+
+
+def static_points(root: ET.Element) -> list[tuple[float, float, str, str, float]]:
+    """The same, read back from the static chart's SVG (positions mapped to data values)."""
+    svg = root.find(f".//{SVG}svg[@class='sc-svg']")
+    assert svg is not None
+    xlo, xhi = map(float, svg.attrib["data-x-range"].split())
+    ylo, yhi = map(float, svg.attrib["data-y-range"].split())
+    xa = static_chart.Axis(svg.attrib["data-x-type"], xlo, xhi, 1.0)
+    ya = static_chart.Axis(svg.attrib["data-y-type"], ylo, yhi, 1.0)
+    out = []
+    for use in svg.iter():
+        if use.attrib.get("class") != "point":
+            continue
+        keys = ("cx", "cy") if use.tag == f"{SVG}circle" else ("x", "y")
+        fx, fy = (float(use.attrib[k].rstrip("%")) / 100 for k in keys)
+        stroke, fill = use.attrib["stroke"], use.attrib["fill"]
+        out.append(
+            (
+                xa.value(fx),
+                ya.value(1 - fy),
+                use.attrib["data-symbol"],
+                stroke if fill == "none" else fill,
+                float(use.attrib["opacity"]),
+            )
+        )
+    return sorted(out)
+
+
+def _same(a: list[tuple[Any, ...]], b: list[tuple[Any, ...]]) -> None:
+    assert len(a) == len(b)
+    for p, q in zip(a, b, strict=True):
+        assert p[2:4] == q[2:4], (p, q)
+        assert math.isclose(p[4], q[4], abs_tol=0.002), (p, q)
+        for u, v in zip(p[:2], q[:2], strict=True):
+            assert math.isclose(u, v, rel_tol=2e-4, abs_tol=1e-6), (p, q)
+
+
+@pytest.mark.parametrize("query", STATES)
+def test_static_chart_draws_the_figures_points(client: Any, query: str) -> None:
+    root = _static(client, query)
+    assert root is not None, f"no static chart for {query}"
+    _layout_figure(client, query)  # the layout request the page makes (served the same tree)
+    fig = _layout_figure(client, query)  # and a fresh render of the same view
+    expected, drawn = figure_points(fig), static_points(root)
+    assert expected, "the state draws no points"
+    _same(drawn, expected)
+    chart = root.find(".//*[@role='img']")
+    assert chart is not None and f"({len(expected)} points" in chart.attrib["aria-label"]
+
+
+def test_a_hidden_arm_is_not_drawn(client: Any) -> None:
+    fig = _layout_figure(client, STATES[0])
+    arm = next(t["meta"] for t in fig["data"] if t.get("mode") == "markers+text")
+    query = f"unofficialRun=dsr1&hide={arm}"
+    root = _static(client, query)
+    assert root is not None
+    hidden = _layout_figure(client, query)
+    drawn = static_points(root)
+    _same(drawn, figure_points(hidden))
+    assert len(drawn) < len(figure_points(fig))
+
+
+def test_what_it_cannot_draw_it_does_not_claim(client: Any) -> None:
+    # a baseline shades the uplift between two runs: plotly draws that page, not the HTML
+    assert _static(client, "unofficialRun=dsr1-rerun&baseline=dsr1") is None
+    assert _static(client, "unofficialRun=dsr1") is not None
+    assert _static(client, "unofficialRun=no-such-run") is None
+
+
+def test_the_layout_request_gets_the_tree_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    kept = static_page.Prerendered(ttl=10.0, size=2)
+    kept.put(("/inference", "a"), "tree a")
+    assert kept.take(("/inference", "b")) is None
+    assert kept.take(("/inference", "a")) == "tree a"
+    assert kept.take(("/inference", "a")) is None  # handed out once
+    for q in ("1", "2", "3"):
+        kept.put(("/inference", q), q)
+    assert kept.take(("/inference", "1")) is None  # the oldest made room
+    now = time.monotonic()
+    monkeypatch.setattr(static_page.time, "monotonic", lambda: now + 11)
+    assert kept.take(("/inference", "3")) is None  # stale
+
+
+def test_every_string_is_escaped(client: Any) -> None:
+    page = client.get("/inference?unofficialRun=mtp").get_data(as_text=True)
+    assert '<div id="static-page"' in page
+    assert "<img src=x" not in page  # the stray file's name, listed in the run banner
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    root = _static(client, "unofficialRun=mtp")
+    assert root is not None and not root.findall(".//script")
+    # no copy of a page id: only the overlay's own marker shapes have one
+    assert all(e.attrib["id"].startswith("sc-") for e in root.findall(".//*[@id]"))
+
+
+def test_only_the_chart_is_outside_inert_parts(client: Any) -> None:
+    root = _static(client, "unofficialRun=dsr1")
+    assert root is not None
+    focusable = ("a", "button", "input", "select", "textarea", "details")
+
+    def walk(el: ET.Element, inert: bool) -> list[str]:
+        inert = inert or "inert" in el.attrib
+        own = [el.tag] if not inert and el.tag in focusable else []
+        return own + [t for c in el for t in walk(c, inert)]
+
+    assert walk(root, False) == []
+
+
+BOX = (
+    "var e = document.querySelector(arguments[0]); if (!e) { return null; }"
+    "var r = e.getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.width, r.height];"
+)
+CENTRES = (
+    "return Array.from(document.querySelectorAll(arguments[0])).map(function (e) {"
+    " var r = e.getBoundingClientRect(); return [r.left + scrollX + r.width / 2, r.top + scrollY + r.height / 2]; });"
+)
+
+
+def _matched(a: list[list[float]], b: list[list[float]], tol: float) -> bool:
+    rest = list(b)
+    for x, y in a:
+        best = min(rest, key=lambda p: (p[0] - x) ** 2 + (p[1] - y) ** 2)
+        if math.hypot(best[0] - x, best[1] - y) > tol:
+            return False
+        rest.remove(best)
+    return not rest
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("query", STATES[:3])
+def test_static_chart_is_replaced_in_place(driver: Any, live_url: str, query: str) -> None:
+    url = f"{live_url}/inference?{query}"
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*.js"]})
+    try:
+        driver.get(url)  # no script runs: what the HTML alone shows before hydration
+        wait(driver, lambda d: d.execute_script(BOX, "#static-page .static-chart"))
+        before = driver.execute_script(BOX, "#static-page .static-chart")
+        plot_before = driver.execute_script(BOX, "#static-page .sc-plot")
+        static_pts = driver.execute_script(CENTRES, "#static-page .scatterlayer .point")
+    finally:
+        driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+        driver.execute_cdp_cmd("Network.disable", {})
+    assert static_pts
+    open_page(driver, url)
+    wait(
+        driver,
+        lambda d: d.execute_script(
+            "return !document.getElementById('static-page') && "
+            "document.querySelectorAll('#main-chart .scatterlayer .point').length > 0"
+        ),
+    )
+    after = driver.execute_script(BOX, "#main-chart")
+    plot_after = driver.execute_script(BOX, "#main-chart .nsewdrag")
+    live_pts = driver.execute_script(CENTRES, "#main-chart .scatterlayer .point")
+    assert all(abs(u - v) <= 3 for u, v in zip(before, after, strict=True)), (before, after)
+    assert all(abs(u - v) <= 3 for u, v in zip(plot_before, plot_after, strict=True)), (
+        plot_before,
+        plot_after,
+    )
+    assert len(static_pts) == len(live_pts)
+    assert _matched(static_pts, live_pts, tol=4.0), (
+        "the static points are not where plotly draws them"
+    )
