@@ -1,10 +1,11 @@
 """The table contract: a named frame whose every column has a unit and a meaning.
 
 Canonical columns take their unit and description from `ingest.schema` (SPECS); the output columns
-of the analyses (`verdict`, `reason`, ...) are declared once here (`COLUMNS`); a table's own
-`units`/`descriptions` name the rest (the plane's `x`/`y`, `*_delta_pct`, ...). The renderers that
-write a `Table` as CSV, JSON, Parquet, markdown or a terminal table are one registry,
-`analysis.render.RENDERERS`, used by the CLI and the web exports alike.
+of the analyses (`verdict`, `reason`, ...) are declared once here (`COLUMNS`), and so are the
+units of their derived columns (the plane's `x`/`y`, `*_delta_pct`, `<metric>_baseline`, ...:
+`derived_units(columns, x, y)`); a table's own `units`/`descriptions` carry those and the rest.
+The renderers that write a `Table` as CSV, JSON, Parquet, markdown or a terminal table are one
+registry, `analysis.render.RENDERERS`, used by the CLI and the web exports alike.
 
 The cell helpers below are what those renderers share: list columns (`dominated_by`, `confounds`)
 stay lists in JSON and are joined with '; ' in CSV and markdown, NaN and infinities are empty (null
@@ -16,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -44,7 +45,55 @@ COLUMNS: Mapping[str, Column] = {
     "knee_conc": Column("", "concurrency at which the arm's throughput stops rising"),
     "keep_reason": Column("", "why the point is kept for the full sweep"),
     "kept": Column("", "kept for the full sweep"),
+    # the accuracy of both sides of an A/B pair or a comparison (`evals.accuracy_columns`)
+    "accuracy_task": Column("", "the first task both sides were evaluated on"),
+    "accuracy_baseline": Column("fraction", "the baseline side's (base run's) headline accuracy"),
+    "accuracy_treatment": Column(
+        "fraction", "the treatment side's (candidate run's) headline accuracy"
+    ),
+    "accuracy_flag": Column(
+        "",
+        "tasks whose accuracy differs by more than the combined standard error "
+        "sqrt(se_b^2 + se_t^2)",
+    ),
 }
+
+
+# The analyses' columns whose unit follows from the plane or from the metric they are named after,
+# declared once (`derived_units`): where `x`, `y` and the matched-x range are measured (the
+# ranking at an x, the pruned list's plane, the frontier gaps), how the AL checks state an
+# expectation, and the sides a delta or a comparison names (`<metric>_baseline`, ...).
+X_COLUMNS = ("x", "x_lo", "x_hi", "matched_x")
+Y_COLUMNS = ("y",)
+AL_COLUMNS = ("al_expected", "al_pinned", "al_golden", "tolerance")
+SIDES = ("_baseline", "_treatment", "_base", "_candidate")
+
+
+def derived_units(columns: Iterable[str], x: str, y: str) -> dict[str, str]:
+    """Units of the analyses' derived output columns on the plane `x`/`y` (canonical columns):
+    `*_pct` is %, `X_COLUMNS` the x axis's unit and `Y_COLUMNS` the y axis's, `area_*` y-unit x
+    x-unit, `AL_COLUMNS` tokens/step (as al_measured), `<metric>` + a `SIDES` suffix the metric's
+    unit. Columns that are none of these are left out (the schema or `COLUMNS` name them).
+
+    Raises:
+        ValueError: `x` or `y` is not a canonical column.
+    """
+    ux, uy = SPECS[Col(x)].unit, SPECS[Col(y)].unit
+    axes = {**dict.fromkeys(X_COLUMNS, ux), **dict.fromkeys(Y_COLUMNS, uy)}
+    out: dict[str, str] = {}
+    for c in columns:
+        stem = next((c.removesuffix(s) for s in SIDES if c.endswith(s)), None)
+        if c.endswith("_pct"):
+            out[c] = "%"
+        elif c in axes:
+            out[c] = axes[c]
+        elif c.startswith("area_"):
+            out[c] = f"{uy} x {ux}"
+        elif c in AL_COLUMNS:
+            out[c] = SPECS[Col.AL_MEASURED].unit
+        elif stem is not None and stem in SPECS:
+            out[c] = SPECS[Col(stem)].unit
+    return out
 
 
 def _spec(col: str) -> ColumnSpec | None:

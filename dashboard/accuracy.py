@@ -42,14 +42,13 @@ EVAL_SCHEMA: dict[str, pl.DataType] = {
     "eval_conc": pl.Int64(),
 }
 # Units in the headers (`eval_score (fraction)`); the accuracy columns of A/B deltas and compare
-# (`analysis.evals.accuracy_columns`) are fractions too.
+# (`analysis.evals.accuracy_columns`) are declared with the analyses' columns
+# (`analysis.tables.COLUMNS`).
 EVAL_UNITS: dict[str, str] = {
     "eval_score": "fraction",
     "eval_stderr": "fraction",
     "eval_n_eff": "samples",
     "eval_conc": "requests",
-    "accuracy_baseline": "fraction",
-    "accuracy_treatment": "fraction",
 }
 EVAL_DESCRIPTIONS: dict[str, str] = {
     "accuracy": "every eval task of the arm: task, metric, score ± standard error, n_eff, "
@@ -62,11 +61,6 @@ EVAL_DESCRIPTIONS: dict[str, str] = {
     "eval_conc": "the concurrency the eval ran at",
     "eval_concs": "every concurrency the arm was evaluated at",
     "n_evals": "eval rows behind the accuracy",
-    "accuracy_task": "the first task both sides were evaluated on",
-    "accuracy_baseline": "the baseline side's (base run's) headline accuracy",
-    "accuracy_treatment": "the treatment side's (candidate run's) headline accuracy",
-    "accuracy_flag": "tasks whose accuracy differs by more than the combined standard error "
-    "sqrt(se_b^2 + se_t^2)",
 }
 
 

@@ -3,8 +3,10 @@
 Every table is built from a `RunData` or `CompareData` (`run_table`, `compare_table`) or the
 runs catalog (`index_table`), so a grid and its CSV/JSON/Parquet download are the same frame. The
 contract is `analysis.tables.Table`: canonical columns take their unit and description from
-`ingest.schema`, the analyses' output columns from `analysis.tables.COLUMNS`; the derived columns
-of analysis tables (`<metric>_baseline`, `*_delta_pct`, the plane's `x`/`y`) get theirs here.
+`ingest.schema`, the analyses' output columns from `analysis.tables.COLUMNS`, and their derived
+columns (`<metric>_baseline`, `*_delta_pct`, the plane's `x`/`y`) from
+`analysis.tables.derived_units` on the view's axes; only the page's own columns (the arm name, the
+accuracy columns) are named here.
 """
 
 from __future__ import annotations
@@ -16,52 +18,27 @@ import polars as pl
 
 from analysis import pruned_table
 from analysis.history import arm_history
-from analysis.tables import Table
+from analysis.tables import Table, derived_units
 from dashboard.accuracy import EVAL_DESCRIPTIONS, EVAL_UNITS
 from dashboard.comparing import CompareData
 from dashboard.data import DataSource, RunData
 from dashboard.facets import ARM_NAME
 from dashboard.state import CompareView, HistoryView, IndexView, JobsView, RunView
-from ingest.schema import SPECS, Col, RunCol
+from ingest.schema import Col, RunCol
 from ingest.store import Store
 from runner import service
 
 # What the page's tables add to the analysis columns (`analysis.tables.COLUMNS`).
 _EXTRA_DESCRIPTIONS = {
     ARM_NAME: "arm label with the identity fields that tell this view's arms apart",
-    **EVAL_DESCRIPTIONS,  # issue 14: accuracy per arm (points table, deltas, compare)
+    **EVAL_DESCRIPTIONS,  # issue 14: the points table's accuracy per arm (eval_* columns)
 }
 
 
-_AL_NAMES = ("al_expected", "al_pinned", "al_golden", "tolerance")
-_SIDES = ("_baseline", "_treatment", "_base", "_candidate")
-
-
-def derived_units(frame: pl.DataFrame, view: RunView | CompareView) -> dict[str, str]:
-    """Units of an analysis table's derived columns: `*_pct` is %, `<metric>_baseline` (and
-    _treatment, _base, _candidate) the metric's unit, `x`/`y`/`x_lo`/`x_hi`/`matched_x` the
-    view's axes, `area_*` y-unit x x-unit, AL expectations tokens/step."""
-    ux, uy = SPECS[Col(view.x)].unit, SPECS[Col(view.y)].unit
-    axes = {"x": ux, "y": uy, "x_lo": ux, "x_hi": ux, "matched_x": ux}
-    out: dict[str, str] = {}
-    for c in frame.columns:
-        stem = next((c.removesuffix(s) for s in _SIDES if c.endswith(s)), None)
-        if c.endswith("_pct"):
-            out[c] = "%"
-        elif c in axes:
-            out[c] = axes[c]
-        elif c.startswith("area_"):
-            out[c] = f"{uy} x {ux}"
-        elif c in _AL_NAMES:
-            out[c] = SPECS[Col.AL_MEASURED].unit
-        elif stem is not None and stem in SPECS:
-            out[c] = SPECS[Col(stem)].unit
-    out.update({c: EVAL_UNITS[c] for c in frame.columns if c in EVAL_UNITS})  # issue 14
-    return out
-
-
 def _table(name: str, title: str, frame: pl.DataFrame, view: RunView | CompareView) -> Table:
-    return Table(name, title, frame, derived_units(frame, view), _EXTRA_DESCRIPTIONS)
+    units = derived_units(frame.columns, view.x, view.y)
+    units.update({c: EVAL_UNITS[c] for c in frame.columns if c in EVAL_UNITS})  # issue 14
+    return Table(name, title, frame, units, _EXTRA_DESCRIPTIONS)
 
 
 TABLES: dict[str, Callable[[RunData], Table]] = {
@@ -142,10 +119,9 @@ def _named(registry: Mapping[str, T], name: str) -> T:
 
 def history_table(source: DataSource, view: HistoryView) -> Table:
     """The history page's table: the arms' frontier y at x = `at`, run by run (issue 14)."""
-    ux, uy = SPECS[Col(view.x)].unit, SPECS[Col(view.y)].unit
     title = f"{view.y} at {view.x} = {view.at:g}, run by run" if view.at else "History"
-    units = {"x": ux, "y": uy, "x_lo": ux, "x_hi": ux}
-    return Table("history", title, history_frame(source, view), units)
+    frame = history_frame(source, view)
+    return Table("history", title, frame, derived_units(frame.columns, view.x, view.y))
 
 
 def history_frame(source: DataSource, view: HistoryView) -> pl.DataFrame:

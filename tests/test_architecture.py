@@ -1,10 +1,12 @@
-"""The dependency arrows of STYLE.md: dashboard -> analysis -> ingest.schema, runner -> ingest,
-paretolens (the composition root) -> everything; nothing imports dashboard or paretolens. No
-import circle in any package, no module over MAX_LINES lines outside tests/ and benchmarks/."""
+"""The dependency arrows (MAY_IMPORT, the README's layout table): analysis -> ingest.schema and
+ingest.errors; runner -> ingest, analysis; dashboard -> ingest, analysis, runner; paretolens (the
+composition root) -> everything, and nothing imports paretolens. No import circle in any package,
+no module over MAX_LINES lines outside tests/ and benchmarks/."""
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("ingest", "analysis", "dashboard", "runner", "paretolens")
+# What each package may import of the others (a package, or one module of it); the README's
+# layout section says the same (test_the_readme_states_the_rules).
+MAY_IMPORT: dict[str, frozenset[str]] = {
+    "ingest": frozenset(),
+    "analysis": frozenset({"ingest.schema", "ingest.errors"}),
+    "runner": frozenset({"ingest", "analysis"}),
+    "dashboard": frozenset({"ingest", "analysis", "runner"}),
+    "paretolens": frozenset({"ingest", "analysis", "runner", "dashboard"}),
+}
 
 
 def _imports(path: Path) -> set[str]:
@@ -37,19 +48,7 @@ def _allowed(pkg: str, imported: str) -> bool:
             pkg == "analysis"
             and top in {"dash", "plotly", "dash_ag_grid", "dash_bootstrap_components"}
         )
-    rules = {
-        "ingest": set(),
-        "analysis": {"ingest.schema", "ingest.errors"},
-        "runner": {"ingest", "analysis"},
-        "dashboard": {"ingest", "analysis", "runner"},
-        "paretolens": {"ingest", "analysis", "runner", "dashboard"},
-    }[pkg]
-    return any(
-        imported == r
-        or imported.startswith(r + ".")
-        or (r in {"ingest", "analysis", "runner", "dashboard"} and top == r)
-        for r in rules
-    )
+    return any(imported == r or imported.startswith(r + ".") for r in MAY_IMPORT[pkg])
 
 
 @pytest.mark.parametrize("pkg", PACKAGES)
@@ -71,6 +70,22 @@ def test_the_rule_catches_a_wrong_way_arrow() -> None:
     assert not _allowed("runner", "dashboard.state")
     assert _allowed("dashboard", "analysis.pareto")
     assert _allowed("paretolens", "dashboard.app")
+
+
+def test_the_readme_states_the_rules() -> None:
+    # The README's "may import" table: each row's backticked project names (other than the
+    # package's own), or every other package for "everything", or none for "nothing".
+    readme = (ROOT / "README.md").read_text()
+    rows = dict(re.findall(r"^\| `(\w+)` \| (.+) \|$", readme, flags=re.MULTILINE))
+    stated: dict[str, frozenset[str]] = {}
+    for pkg in PACKAGES:
+        cell = rows[pkg]
+        if cell.startswith("everything"):
+            stated[pkg] = frozenset(p for p in PACKAGES if p != pkg)
+            continue
+        names = re.findall(r"`([\w.]+)`", cell)
+        stated[pkg] = frozenset(n for n in names if n.split(".")[0] in set(PACKAGES) - {pkg})
+    assert stated == MAY_IMPORT
 
 
 @pytest.mark.parametrize("pkg", [p for p in PACKAGES if p != "paretolens"])

@@ -78,13 +78,14 @@ def guard(*errors: type[BaseException]) -> Iterator[None]:
     try:
         yield
     except caught as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+        # soft_wrap: a long path or value is never broken by a newline the terminal did not ask for
+        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
 
 
 def fail(message: str) -> typer.Exit:
     """Print `message` as an error and return the exit (code 2) to raise."""
-    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 

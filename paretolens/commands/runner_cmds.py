@@ -22,7 +22,7 @@ from rich.table import Table
 
 from analysis.render import keep_whole
 from ingest.store import Store
-from paretolens.commands.common import StoreOpt, console, err, guard, open_store
+from paretolens.commands.common import StoreOpt, console, err, fail, guard, open_store
 from paretolens.settings import load_settings
 from runner import service
 from runner.errors import RunnerError
@@ -63,8 +63,7 @@ def _load(
 ) -> Plan:
     opts: Any = read_document(options) if options else None
     if opts is not None and not isinstance(opts, dict):
-        err.print(f"[red]error:[/red] {options}: expected a mapping of plan fields")
-        raise typer.Exit(2)
+        raise fail(f"{options}: expected a mapping of plan fields")
     return load_plan(source, options=opts, config_keys=config_key or (), name=name)
 
 

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis.render import FORMATS, Rendering, render
-from analysis.tables import Table
+from analysis.tables import Table, derived_units
 
 FRAME = pl.DataFrame(
     {
@@ -25,6 +25,25 @@ FRAME = pl.DataFrame(
     }
 )
 TABLE = Table("demo", "Demo", FRAME, units={"x": "tok/s/user"})
+
+
+def test_derived_units_follow_the_plane_and_the_metric_a_column_is_named_after() -> None:
+    # On a median_e2el (s) x joules_per_token (J/tok) plane: the plane's columns take its axes'
+    # units, areas their product, *_pct is %, <metric>_<side> the metric's unit, the AL
+    # expectations al_measured's; a side of no metric, and a column of no rule, get none.
+    columns = [
+        "x", "y", "x_lo", "x_hi", "matched_x", "area_between", "uplift_pct",
+        "p90_ttft_baseline", "tput_per_gpu_candidate", "al_golden", "tolerance",
+        "accuracy_baseline", "verdict", "run_id",
+    ]  # fmt: skip
+    assert derived_units(columns, "median_e2el", "joules_per_token") == {
+        "x": "s", "y": "J/tok", "x_lo": "s", "x_hi": "s", "matched_x": "s",
+        "area_between": "J/tok x s", "uplift_pct": "%", "p90_ttft_baseline": "s",
+        "tput_per_gpu_candidate": "tok/s/GPU", "al_golden": "tokens/step",
+        "tolerance": "tokens/step",
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="not_a_column"):
+        derived_units(["x"], "not_a_column", "y")
 
 
 def test_the_registry_has_every_format() -> None:

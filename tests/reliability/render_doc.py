@@ -222,7 +222,7 @@ def _security(f: dict[str, Any]) -> list[str]:
         f"responses (every page layout, every export in every format, refusals, 404/400/405/500 "
         f"pages), {f.get('log_records_scanned', 0)} server log records and "
         f"{f.get('store_files_scanned', 0)} store files: not found.",
-        "- The server binds 127.0.0.1 by default (settings; the CLI in tests/dashboard/test_serve.py).",
+        "- The server binds 127.0.0.1 by default (settings; the CLI in tests/paretolens/test_serve_cmds.py).",
         "- With no token configured, a cross-site form can neither launch, cancel nor fetch (403).",
         f"- Uploads: there is no upload route; request bodies over "
         f"{f.get('request_body_limit_bytes', 0) / 2**20:.0f} MiB get 413; ingest refuses files over "
@@ -400,8 +400,8 @@ Found from outside (issue 17: an attack and crash campaign) and fixed, each with
 - `runner/service.py` `cancel_job` (without a live worker): finished points were marked cancelled
   and their results never ingested. It now applies the outcomes the executors wrote, ingests
   them, and cancels the rest.
-- `analysis/tables.py` `csv_text` (now also behind `dashboard/export.py` `to_csv` and the CLI's
-  `points/rejects --format csv`): formula cells were written unchanged.
+- `analysis/tables.py` `csv_text` (the one CSV writer, behind `analysis/render.py`'s csv renderer:
+  every `/export/<table>.csv` and every CLI `--format csv`): formula cells were written unchanged.
 - `analysis/tables.py` `md_cell` and `analysis/compare.py` `comparison_markdown`: only `|` was
   escaped, so result-file text became live links on the compare page and in PR comments.
 - `ingest/artifacts.py` `_read_file`, `_walk`, `safe_extract`: `ingest /dev/zero` read without

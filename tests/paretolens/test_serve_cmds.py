@@ -1,5 +1,6 @@
 """`paretolens serve`: waitress by default on 127.0.0.1:8050, prints a sample run page's URL;
-`paretolens.wsgi:server` is the WSGI target for `waitress-serve`."""
+`paretolens.wsgi:server` is the WSGI target for `waitress-serve`; on the dashboard tests' store
+(`web_store`)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,9 @@ def _serve(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[Any, dict[str, 
 
 
 def test_serve_runs_waitress_on_localhost_and_prints_a_run_page(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    web_store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result, calls = _serve(monkeypatch, "--store", str(store.root))
+    result, calls = _serve(monkeypatch, "--store", str(web_store.root))
     assert (calls["host"], calls["port"], calls["threads"]) == ("127.0.0.1", 8050, 8)
     assert isinstance(calls["wsgi"], Flask)
     assert (
@@ -44,48 +45,48 @@ def test_serve_runs_waitress_on_localhost_and_prints_a_run_page(
 
 
 def test_serving_beyond_localhost_without_a_token_warns(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    web_store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     result, calls = _serve(
-        monkeypatch, "--store", str(store.root), "--host", "0.0.0.0", "--port", "9000"
+        monkeypatch, "--store", str(web_store.root), "--host", "0.0.0.0", "--port", "9000"
     )
     assert (calls["host"], calls["port"]) == ("0.0.0.0", 9000)
     assert "launching and fetching from the web are refused" in result.output
 
 
-def test_dev_server_is_opt_in(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dev_server_is_opt_in(web_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     runs: list[dict[str, Any]] = []
     monkeypatch.setattr(dashboard.app.Dash, "run", lambda self, **kw: runs.append(kw))
     monkeypatch.setattr(serve_cmds, "listen_problem", lambda host, port: None)
-    result = CliRunner().invoke(cli, ["serve", "--store", str(store.root), "--dev"])
+    result = CliRunner().invoke(cli, ["serve", "--store", str(web_store.root), "--dev"])
     assert result.exit_code == 0, result.output
     assert runs == [{"host": "127.0.0.1", "port": 8050, "debug": False}]
 
 
 def test_the_wsgi_target_is_built_from_the_environment(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    web_store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PARETOLENS_STORE", str(store.root))
+    monkeypatch.setenv("PARETOLENS_STORE", str(web_store.root))
     monkeypatch.delitem(sys.modules, "paretolens.wsgi", raising=False)
     wsgi = importlib.import_module("paretolens.wsgi")
-    assert isinstance(wsgi.server, Flask) and wsgi.settings.store == store.root
+    assert isinstance(wsgi.server, Flask) and wsgi.settings.store == web_store.root
     assert wsgi.server.test_client().get("/export/pruned.txt?unofficialRun=dsr1").status_code == 200
     # The dashboard itself reads no environment: it has no server of its own any more.
     assert not hasattr(dashboard.app, "server")
 
 
-def test_the_sample_view_prefers_a_run_with_an_ab(store: Store) -> None:
-    view = sample_view(store)
+def test_the_sample_view_prefers_a_run_with_an_ab(web_store: Store) -> None:
+    view = sample_view(web_store)
     assert view is not None and (view.runs, view.ab, view.at) == (("dsr1",), "kv_offloading", 40.0)
 
 
-def test_the_app_reads_no_environment(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_app_reads_no_environment(web_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     # Settings reach create_app from its caller; given none, it is a loopback app with launching
     # off, whatever the environment says.
     monkeypatch.setenv("PARETOLENS_LAUNCH_ENABLED", "true")
     monkeypatch.setenv("PARETOLENS_TOKEN", "t0ken")
     monkeypatch.setenv("PARETOLENS_ALLOWED_HOSTS", "*")
-    client = dashboard.app.create_app(store).server.test_client()
+    client = dashboard.app.create_app(web_store).server.test_client()
     resp = client.post(
         "/api/launch",
         data={"query": "unofficialRun=dsr1", "backend": "local"},

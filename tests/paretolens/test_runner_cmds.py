@@ -13,7 +13,13 @@ from ingest.store import Store
 from paretolens.cli import app
 from runner import service
 from runner.jobs import JobState, PointState
+from tests.runner import conftest as runner_fixtures
 from tests.runner.support import serve_commands, wait_for
+
+# The runner tests' fixtures: an empty store per test whose jobs are stopped when it ends (in
+# place of this folder's store of real sweeps), and the fake benchmark's counts folder.
+store = runner_fixtures.store
+counts = runner_fixtures.counts
 
 MASTER = Path(__file__).resolve().parents[1] / "fixtures/inferencex/configs/nvidia-master.yaml"
 cli = CliRunner()
