@@ -15,27 +15,11 @@ from typing import Any
 import polars as pl
 
 from analysis.prune import Analysis, Verdict
-from analysis.recipes import Identity, config_key, row_identity
+from analysis.recipes import config_key, row_identity
 from analysis.sweep_config import SweepConfig
-from ingest.schema import Col
+from ingest.schema import ArmPlan, Col, Identity
 
 _KEEP = (Verdict.FRONTIER.value, Verdict.DOMINATED.value)
-
-
-@dataclass(frozen=True)
-class ArmPlan:
-    """One kept arm: where it goes in the master config and which concurrencies to run."""
-
-    config_key: str
-    scenario: str
-    isl: int | None
-    osl: int | None
-    arm_id: str
-    arm_label: str
-    identity: Identity
-    conc_list: tuple[int, ...]
-    # Request rates (req/s) of the kept points of a request-rate sweep (conc_list is then empty).
-    rate_list: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,10 +18,9 @@ from analysis.sweep_config import (
     SingleNodeEntry,
     SweepConfig,
 )
-from ingest.schema import Col
+from ingest.schema import Col, Identity
 
 Row = Mapping[str, Any]
-Identity = tuple[tuple[str, object], ...]
 
 
 def conc_values(entry: Entry) -> list[int]:

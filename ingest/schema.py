@@ -19,6 +19,7 @@ from ingest.col import LATENCIES, STATS, Better, Col, ColumnSpec
 from ingest.columns import COLUMNS
 from ingest.evals_schema import EVAL_DESCRIPTIONS, EVAL_IDENTITY, EVALS_SCHEMA, EvalCol
 from ingest.measured_columns import COST_CLASSES
+from ingest.plans import ArmPlan, Identity
 
 __all__ = [
     "ARM_KEY",
@@ -40,10 +41,12 @@ __all__ = [
     "SPECS",
     "STATS",
     "TIMESERIES_SCHEMA",
+    "ArmPlan",
     "Better",
     "Col",
     "ColumnSpec",
     "EvalCol",
+    "Identity",
     "RejectCol",
     "RunCol",
     "SeriesCol",

@@ -22,8 +22,7 @@ import polars as pl
 import yaml
 from pydantic import ValidationError
 
-from analysis.pruned import ArmPlan
-from ingest.schema import Col
+from ingest.schema import ArmPlan, Col
 from runner.errors import PlanError
 from runner.plan import Arm, Plan, parse_plan, plan_error, point_id
 
