@@ -121,6 +121,11 @@ def shown(
     return frame.select(keep)
 
 
+# Past this many rows a grid's columns are not measured to fit their cells, and a deferred grid
+# gets its rows a main-thread task after it is built (issue 18 item 4).
+BIG_GRID = 1000
+
+
 def grid(
     grid_id: Any,
     table: Table,
@@ -131,7 +136,8 @@ def grid(
     with_rows: bool = True,
     row_id: str | None = None,
 ) -> dag.AgGrid:
-    """A sortable, filterable grid of a table (rows may be filled in later by a callback)."""
+    """A sortable, filterable grid of a table (rows may be filled in later by a callback:
+    `deferred_grid`)."""
     options: dict[str, Any] = {
         "suppressFieldDotNotation": True,
         "enableCellTextSelection": True,
@@ -151,11 +157,33 @@ def grid(
         defaultColDef={"sortable": True, "filter": True, "resizable": True, "minWidth": 90},
         dashGridOptions={k: v for k, v in options.items() if v is not None},
         # Measuring every column costs a long main-thread task on big tables.
-        columnSize="autoSize" if table.frame.height <= 1000 else None,
+        columnSize="autoSize" if table.frame.height <= BIG_GRID else None,
         style={"height": f"{height}px", "width": "100%"},
         className="grid",
         **kwargs,
     )
+
+
+def deferred_grid(
+    grid_id: Any,
+    rows_id: Any,
+    table: Table,
+    columns: Sequence[str] | None = None,
+    *,
+    row_id: str | None = None,
+    **kw: Any,
+) -> list[Any]:
+    """`grid`, and when the table is big (over `BIG_GRID` rows) the grid built without its rows
+    (AG Grid shows its loading overlay) beside a store holding them, which the page's
+    client-side callback hands to the grid one task later (dashboard/assets/deferred.js): AG
+    Grid's construction and its row model of thousands of rows are each a long main-thread task,
+    together one too long to keep the page responsive."""
+    g = grid(grid_id, table, columns, row_id=row_id, **kw)
+    if table.frame.height <= BIG_GRID:
+        return [g]
+    rows_later = g.rowData
+    del g.rowData  # not sent: AG Grid shows its loading overlay, not "no rows"
+    return [g, dcc.Store(id=rows_id, data=rows_later)]
 
 
 def export_links(

@@ -32,6 +32,7 @@ class Id(StrEnum):
     NOTES = "notes"
     AT_TABLE = "at-table"
     POINTS_GRID = "points-grid"
+    POINTS_ROWS = "points-rows"
     AL_GRID = "al-grid"
     DELTAS_GRID = "deltas-grid"
     DELTAS_FRONTIER_GRID = "deltas-frontier-grid"

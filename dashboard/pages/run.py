@@ -384,9 +384,16 @@ def register(dash_app: Dash, app: AppContext) -> None:
         Output(control("hide"), "value"), Input(Id.MAIN_CHART, "restyleData"), State(Id.TRACE_TOKENS, "data"),
         State(control("hide"), "value"), prevent_initial_call=True,
     )(cb.on_legend)  # fmt: skip
+    # The second chart and a big points grid's rows each draw in a task of their own, a frame
+    # after what came before them (dashboard/assets/deferred.js).
     dash_app.clientside_callback(
-        ClientsideFunction("paretolens", "secondFigure"), Output(Id.SECOND_CHART, "figure"),
-        Input(Id.TABLES_READY, "data"), Input(Id.SECOND_FIGURE, "data"), prevent_initial_call=True,
+        ClientsideFunction("paretolens_deferred", "secondChart"), Output(Id.SECOND_CHART, "figure"),
+        Output(Id.SECOND_CHART, "config"), Input(Id.TABLES_READY, "data"), Input(Id.SECOND_FIGURE, "data"),
+        State(Id.SECOND_CHART, "config"), prevent_initial_call=True,
+    )  # fmt: skip
+    dash_app.clientside_callback(
+        ClientsideFunction("paretolens_deferred", "gridRows"), Output(Id.POINTS_GRID, "rowData"),
+        Input(Id.POINTS_ROWS, "data"), State(Id.POINTS_GRID, "id"),
     )  # fmt: skip
     c.register_chart_downloads(
         dash_app,

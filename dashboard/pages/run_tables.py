@@ -172,7 +172,9 @@ def points_body(data: RunData, view: RunView) -> list[Any]:
             [c.export_links("points", q), " · ", html.A("every column →", href=urls.points(view))],
             className="small",
         ),
-        c.grid(Id.POINTS_GRID, t, KEY_POINT_COLUMNS, height=360, row_id=Col.POINT_ID),
+        *c.deferred_grid(
+            Id.POINTS_GRID, Id.POINTS_ROWS, t, KEY_POINT_COLUMNS, height=360, row_id=Col.POINT_ID
+        ),
     ]
 
 
