@@ -70,7 +70,7 @@ def _arms(t: pl.DataFrame, run: str) -> pl.DataFrame:
         t.filter(pl.col(Col.RUN_ID) == run)
         .group_by(Col.ARM_ID, maintain_order=True)
         .agg(pl.col(Col.ARM_LABEL).first(), pl.col(Col.CONC).unique().sort().alias("concs"))
-        .sort(Col.ARM_LABEL)
+        .sort(Col.ARM_LABEL, Col.ARM_ID)  # arms that share a label keep one order
     )
 
 
@@ -155,7 +155,7 @@ def compare_runs(
     per = per.with_columns(
         (100.0 * (pl.col(f"{m}_candidate") / pl.col(f"{m}_base") - 1.0)).alias(f"{m}_delta_pct")
         for m in metrics
-    ).sort(Col.ARM_LABEL, Col.CONC, Col.REQUEST_RATE, nulls_last=True)
+    ).sort(Col.ARM_LABEL, Col.CONC, Col.REQUEST_RATE, Col.ARM_ID, nulls_last=True)
     per = per.with_columns(
         pl.Series(
             "confounds", _confounds(pts, per, base_run, candidate_run), dtype=pl.List(pl.String)

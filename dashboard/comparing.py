@@ -16,6 +16,7 @@ import polars as pl
 from analysis import Analysis, RunComparison, analyze_points, compare_runs, comparison_markdown
 from analysis.baseline import BASELINE_MAIN, MAIN, baseline_markdown
 from analysis.cost import cost_columns, load_hardware
+from analysis.slo import parse_slo
 from dashboard.accuracy import accuracy_notes, comparison_evals
 from dashboard.baselines import main_points, main_runs_used
 from dashboard.facets import arm_names, arm_order
@@ -88,13 +89,15 @@ class CompareData:
         assert self.view.candidate
         return compare_runs(
             self.points, self.base_id, self.view.candidate, x=self.view.x, y=self.view.y,
-            evals=self.evals,
+            evals=self.evals, slo=parse_slo(self.view.slo),
         )  # fmt: skip
 
     @cached_property
     def analysis(self) -> Analysis:
         """Both runs on the x/y plane (per-run groups), for the overlay chart."""
-        return analyze_points(self.points, x=self.view.x, y=self.view.y)
+        return analyze_points(
+            self.points, x=self.view.x, y=self.view.y, slo=parse_slo(self.view.slo)
+        )
 
     @cached_property
     def plane(self) -> pl.DataFrame:

@@ -238,6 +238,7 @@ class CompareView(View):
     x: XAxis = Col.MEDIAN_INTVTY.value
     logx: bool = False
     logy: bool = False
+    slo: str = ""
 
     @field_validator("base", "candidate")
     @classmethod
@@ -245,6 +246,12 @@ class CompareView(View):
         if v is not None and not is_readable_run_id(v):
             raise ValueError("not a run id")
         return v
+
+    @field_validator("slo")
+    @classmethod
+    def _slo(cls, v: str) -> str:
+        """Latency/error limits, as on the run page (analysis.slo)."""
+        return parse_slo(v).text()
 
     def controls(self) -> dict[str, Any]:
         """Control values of the compare page."""

@@ -174,6 +174,22 @@ def layout(app: AppContext, query: str) -> Any:
                 ],
                 className="control",
             ),
+            html.Div(
+                title="points that break a limit are out_of_slo: left out of both frontiers and "
+                "of the uplift",
+                children=[
+                    html.Label("SLO (latencies in s)"),
+                    dcc.Input(
+                        id=control("slo", COMPARE_CONTROL),
+                        type="text",
+                        value=view.slo,
+                        debounce=True,
+                        placeholder="p90_ttft<=2,p90_tpot<=0.05",
+                        style={"width": "220px"},
+                    ),
+                ],
+                className="control",
+            ),
             html.Div([c.copy_link()], className="control narrow"),
         ],
         className="axis-row",

@@ -24,9 +24,7 @@ from analysis import (
     CliffParams,
     analyze_points,
     check_acceptance,
-    compare_runs,
     comparison_json,
-    comparison_markdown,
     compute_deltas,
     dispatch_command,
     dispatch_problem,
@@ -37,6 +35,7 @@ from analysis import (
     search_space,
     validate_sweep_config,
 )
+from analysis.baseline import MAIN
 from analysis.ranking import rank_at
 from analysis.render import Rendering
 from analysis.slo import parse_slo
@@ -342,19 +341,30 @@ def compare(
     fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
     store: StoreOpt = None,
 ) -> None:
-    """Candidate run vs base run: per-arm frontier uplift and per-conc deltas."""
+    """Candidate run vs base run: per-arm frontier uplift and per-conc deltas.
+
+    BASE `main` compares with the latest main-branch result per configuration, as the compare
+    page's `base=main` does (the runs used are named on stderr)."""
     with guard():
-        c = compare_runs(
-            _points(store, [base, candidate]),
-            base,
-            candidate,
-            x=x,
-            y=y,
-            slo=parse_slo(slo),
-            evals=_evals(store, [base, candidate]),
+        # The compare page's own data (same points, evals, SLO and markdown as /compare).
+        from dashboard.comparing import CompareData
+        from dashboard.state import CompareView
+
+        _points(store, [r for r in (base, candidate) if r != MAIN])  # refuse unknown runs
+        view = CompareView.model_validate(
+            {"base": base, "candidate": candidate, "x": x, "y": y, "slo": slo or ""}
         )
+        data = CompareData(open_store(store), view)
+        c = data.comparison
+        if base == MAIN and not c.points.height and not c.arms.height:
+            raise UsageError(
+                f"no main-branch result in the store matches a configuration of {candidate}: "
+                "fetch or ingest a main-branch run (paretolens fetch RUN_ID)"
+            )
+        for note in data.notes:
+            err.print(note, markup=False, soft_wrap=True)
         if fmt is Fmt.markdown:
-            sys.stdout.write(comparison_markdown(c))
+            sys.stdout.write(data.markdown)
         elif fmt is Fmt.json:
             sys.stdout.write(json_text(comparison_json(c)))
         elif fmt is Fmt.csv:

@@ -45,6 +45,7 @@ from dashboard.pages.run import RunCallbacks, main_figure
 from dashboard.state import CompareView, RunView
 from dashboard.tables import compare_table, run_table
 from ingest.dump import ingest_dump
+from ingest.schema import Col
 from ingest.store import Store
 from tests.dashboard.baseline_store import DUMP, DUMP_MAIN, NEW_MAIN, RUN, write_dump
 
@@ -427,3 +428,37 @@ def test_cli_compare_markdown_prints_the_accuracy_row(estore: Store) -> None:
         "| gsm8k em\\_strict 0.9409 → 0.9045 | gsm8k em\\_strict 0.9409 -\\> 0.9045 \\(-0.0364\\) "
         "differs by more than the combined stderr 0.0104 |"
     ) in res.output.splitlines()
+
+
+# ---- the compare page's SLO and `paretolens compare` through the page's data ------------------
+
+
+def test_compare_slo_leaves_the_breaking_points_out(esource: DataSource) -> None:
+    """`slo=p99_ttft<=0.4` on the compare page: the candidate's points whose p99 TTFT is above
+    0.4 s (0.42554 s at conc 4 and 0.86877 s at conc 8 of the no-spec arm, read from the dump)
+    are out_of_slo, and the PR markdown says which SLO it used."""
+    view, notes = CompareView.parse(f"base=main&candidate={RUN}&slo=p99_ttft<=0.4")
+    assert notes == [] and view.slo == "p99_ttft<=0.4"
+    data = esource.compare_data(view)
+    mine = data.analysis.table.filter(pl.col(Col.RUN_ID) == RUN)
+    out = mine.filter(pl.col("verdict") == "out_of_slo").get_column(Col.POINT_ID)
+    broke = data.points.filter(pl.col(Col.POINT_ID).is_in(out.implode()))
+    assert sorted(broke.get_column(Col.CONC).to_list()) == [4, 8]
+    assert sorted(broke.get_column(Col.P99_TTFT).to_list()) == [0.42554, 0.86877]
+    assert "only points within the SLO p99_ttft <= 0.4 s" in data.markdown
+    assert "slo=p99_ttft" in view.query()
+
+
+def test_cli_compare_is_the_pages_comparison(estore: Store, esource: DataSource) -> None:
+    """`paretolens compare main RUN` resolves main as the page does and prints the page's
+    markdown byte for byte; the main runs used go to stderr."""
+    from typer.testing import CliRunner
+
+    from paretolens.cli import app
+
+    args = ["compare", "main", RUN, "--format", "markdown", "--slo", "p99_ttft<=0.4"]
+    res = CliRunner().invoke(app, [*args, "--store", str(estore.root)])
+    assert res.exit_code == 0, res.output
+    view = CompareView.parse(f"base=main&candidate={RUN}&slo=p99_ttft<=0.4")[0]
+    assert res.stdout == esource.compare_data(view).markdown
+    assert f"{NEW_MAIN} (2026-03-20, 2 points)" in res.stderr
