@@ -87,6 +87,20 @@ XAxis = Annotated[str, one_of(X_CHOICES)]
 X2Axis = Annotated[str, one_of(X2_CHOICES)]
 AbAxis = Annotated[str, one_of(AB_CHOICES)]
 Ids = Annotated[tuple[str, ...], AfterValidator(_ids)]
+
+
+def _positive(v: float | None) -> float | None:
+    if v is not None and (not math.isfinite(v) or v <= 0):
+        raise ValueError("expected a positive number")
+    return v
+
+
+# Field types shared by the views, each validated once: a positive x (`at`), latency/error limits
+# in canonical form (analysis.slo, e.g. `p90_ttft<=2,error_rate<=0.01`), per-hardware cost/power
+# overrides in canonical form (analysis.cost.parse_hwcost).
+PositiveX = Annotated[float | None, AfterValidator(_positive)]
+SloText = Annotated[str, AfterValidator(lambda v: parse_slo(v).text())]
+HwCost = Annotated[str, AfterValidator(lambda v: format_hwcost(parse_hwcost(v)))]
 Values = tuple[str, ...]
 # A filter of the run view: it changes which points are analysed.
 Filter = Annotated[Values, affects(Part.POINTS)]
@@ -118,8 +132,8 @@ class RunView(View):
     frontier_only: Annotated[bool, affects(Part.CHARTS)] = False
     labels: Annotated[str, one_of(LABEL_CHOICES), affects(Part.CHARTS)] = "conc"
     envelope: Annotated[str, one_of(ENVELOPE_CHOICES), affects(Part.MAIN, Part.SECOND)] = "run"
-    at: Annotated[float | None, affects(Part.RANKING, Part.CHARTS)] = None
-    slo: Annotated[str, affects(Part.MAIN, Part.SECOND)] = ""
+    at: Annotated[PositiveX, affects(Part.RANKING, Part.CHARTS)] = None
+    slo: Annotated[SloText, affects(Part.MAIN, Part.SECOND)] = ""
     point: Annotated[str | None, affects(Part.CHART_STYLE)] = None
     ab: Annotated[AbAxis, affects(Part.DELTAS)] = Col.SPEC_DECODING.value
     tab: Annotated[str, one_of(TABS), affects()] = "points"
@@ -134,7 +148,7 @@ class RunView(View):
     # `baseline=<run id>|main`: drawn under the view's first run, with its per-arm uplift.
     baseline: Annotated[str, affects(Part.BASELINE)] = ""
     # `hwcost=h200:kw=1.2,hyperscaler=2.5;...`: per-hardware power and $/GPU-h overrides.
-    hwcost: Annotated[str, affects(Part.POINTS)] = ""
+    hwcost: Annotated[HwCost, affects(Part.POINTS)] = ""
 
     @field_validator("baseline")
     @classmethod
@@ -144,12 +158,6 @@ class RunView(View):
             raise ValueError("expected a run id or main")
         return v
 
-    @field_validator("hwcost")
-    @classmethod
-    def _hwcost(cls, v: str) -> str:
-        """Per-hardware cost/power overrides (analysis.cost.parse_hwcost), canonical form."""
-        return format_hwcost(parse_hwcost(v))
-
     # ---- end of issue 14 block ----
 
     @field_validator("master")
@@ -158,19 +166,6 @@ class RunView(View):
         """The name of a master config the server knows (a file name, no path)."""
         if v and not _MASTER_NAME.match(v):
             raise ValueError("expected the name of a known master config, e.g. nvidia-master.yaml")
-        return v
-
-    @field_validator("slo")
-    @classmethod
-    def _slo(cls, v: str) -> str:
-        """Latency/error limits, e.g. `p90_ttft<=2,error_rate<=0.01` (analysis.slo)."""
-        return parse_slo(v).text()
-
-    @field_validator("at")
-    @classmethod
-    def _positive(cls, v: float | None) -> float | None:
-        if v is not None and (not math.isfinite(v) or v <= 0):
-            raise ValueError("expected a positive number")
         return v
 
     @classmethod
@@ -238,7 +233,7 @@ class CompareView(View):
     x: XAxis = Col.MEDIAN_INTVTY.value
     logx: bool = False
     logy: bool = False
-    slo: str = ""
+    slo: SloText = ""
 
     @field_validator("base", "candidate")
     @classmethod
@@ -246,12 +241,6 @@ class CompareView(View):
         if v is not None and not is_readable_run_id(v):
             raise ValueError("not a run id")
         return v
-
-    @field_validator("slo")
-    @classmethod
-    def _slo(cls, v: str) -> str:
-        """Latency/error limits, as on the run page (analysis.slo)."""
-        return parse_slo(v).text()
 
     def controls(self) -> dict[str, Any]:
         """Control values of the compare page."""
@@ -323,10 +312,10 @@ class HistoryView(View):
     """State of the history page (`/history?arm=<id>[,<id>]&at=<x>&x=&y=`), issue 14."""
 
     arm: Values = ()
-    at: float | None = None
+    at: PositiveX = None
     x: XAxis = Col.MEDIAN_INTVTY.value
     y: YAxis = Col.TPUT_PER_GPU.value
-    hwcost: str = ""
+    hwcost: HwCost = ""
 
     @field_validator("arm")
     @classmethod
@@ -335,15 +324,3 @@ class HistoryView(View):
         if bad:
             raise ValueError(f"not an arm id: {bad[0][:40]!r}")
         return v
-
-    @field_validator("at")
-    @classmethod
-    def _positive(cls, v: float | None) -> float | None:
-        if v is not None and (not math.isfinite(v) or v <= 0):
-            raise ValueError("expected a positive number")
-        return v
-
-    @field_validator("hwcost")
-    @classmethod
-    def _hwcost(cls, v: str) -> str:
-        return format_hwcost(parse_hwcost(v))

@@ -13,7 +13,7 @@ from dashboard import figures
 from dashboard.comparing import CompareData
 from dashboard.context import AppContext
 from dashboard.ids import COMPARE_CONTROL, Id, control
-from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown, run_options
+from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown, run_options, slo_control
 from dashboard.state import X_CHOICES, Y_CHOICES, CompareView
 from dashboard.tables import compare_table
 
@@ -174,21 +174,11 @@ def layout(app: AppContext, query: str) -> Any:
                 ],
                 className="control",
             ),
-            html.Div(
-                title="points that break a limit are out_of_slo: left out of both frontiers and "
-                "of the uplift",
-                children=[
-                    html.Label("SLO (latencies in s)"),
-                    dcc.Input(
-                        id=control("slo", COMPARE_CONTROL),
-                        type="text",
-                        value=view.slo,
-                        debounce=True,
-                        placeholder="p90_ttft<=2,p90_tpot<=0.05",
-                        style={"width": "220px"},
-                    ),
-                ],
-                className="control",
+            slo_control(
+                control("slo", COMPARE_CONTROL),
+                view.slo,
+                "points that break a limit are out_of_slo: left out of both frontiers and of the "
+                "uplift",
             ),
             html.Div([c.copy_link()], className="control narrow"),
         ],

@@ -197,26 +197,35 @@ def axis_row(view: RunView, run_options: list[dict[str, str]]) -> html.Div:
                 ],
                 className="control narrow",
             ),
-            html.Div(
-                title="points that break a limit are out_of_slo: marked and left out of the "
-                "frontier, the ranking and the pruned list",
-                children=[
-                    html.Label("SLO (latencies in s)"),
-                    dcc.Input(
-                        id=control("slo"),
-                        type="text",
-                        value=view.slo,
-                        debounce=True,
-                        placeholder="p90_ttft<=2,p90_tpot<=0.05",
-                        style={"width": "220px"},
-                    ),
-                ],
-                className="control",
+            slo_control(
+                control("slo"),
+                view.slo,
+                "points that break a limit are out_of_slo: marked and left out of the frontier, "
+                "the ranking and the pruned list",
             ),
             *overlays.controls(view, run_options),  # issue 14: baseline=, hwcost=
             html.Div([c.copy_link()], className="control narrow"),
         ],
         className="axis-row",
+    )
+
+
+def slo_control(control_id: Any, value: str, title: str) -> html.Div:
+    """The latency/error limits input (`slo=`) of the run and compare pages."""
+    return html.Div(
+        title=title,
+        children=[
+            html.Label("SLO (latencies in s)"),
+            dcc.Input(
+                id=control_id,
+                type="text",
+                value=value,
+                debounce=True,
+                placeholder="p90_ttft<=2,p90_tpot<=0.05",
+                style={"width": "220px"},
+            ),
+        ],
+        className="control",
     )
 
 
