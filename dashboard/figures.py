@@ -95,26 +95,33 @@ def frontier_figure(
     text = labels if labels != "none" and rows.height <= LABEL_LIMIT else None
     template = hovertemplate(x, y, compact=kind == "scattergl")
     traces: list[dict[str, Any]] = []
-    listed: set[str] = set()  # one legend entry per run's envelopes (they toggle together)
+    # A run's group envelopes look alike and toggle together: one trace per run, the envelopes
+    # separated by gaps (a big page has dozens; each trace costs plotly a draw of its own).
+    envelopes: dict[object, tuple[list[float | None], list[float | None]]] = {}
     for fr in group_frontiers:
-        run = dict(fr.key).get(Col.RUN_ID, "all")
+        gx, gy = envelopes.setdefault(dict(fr.key).get(Col.RUN_ID, "all"), ([], []))
+        if gx:
+            gx.append(None)
+            gy.append(None)
+        gx.extend(fr.xs)
+        gy.extend(fr.ys)
+    for run, (gx, gy) in envelopes.items():
         tok = f"envelope{SEP}{run}"
         name = inert(f"group envelope · run {run}" if multi else "group envelope")
         traces.append(
             line_trace(
-                fr.xs,
-                fr.ys,
+                gx,
+                gy,
                 name=name,
                 color=ENVELOPE_COLOR,
                 width=7,
                 tok=tok,
                 hidden=tok in hide,
                 opacity=0.28,
-                showlegend=tok not in listed,
+                showlegend=True,
                 legendrank=2000,
             )
         )
-        listed.add(tok)
     name_col = name_column(rows)
     f = point_fields(
         rows, run_index=run_index, compact=kind == "scattergl", labels=text,

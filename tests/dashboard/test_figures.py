@@ -65,15 +65,19 @@ def test_one_point_trace_and_one_frontier_line_per_arm_plus_the_envelope(
     assert _layout(fig).yaxis.title.text == "Total tok/s/GPU (tok/s/GPU)"
 
 
-def test_the_envelopes_of_one_run_share_one_legend_entry(source: DataSource) -> None:
-    # the MTP run has two comparison groups (1k/1k: one point, 8k/1k: two), so two envelopes
+def test_the_envelopes_of_one_run_are_one_trace_and_one_legend_entry(source: DataSource) -> None:
+    # the MTP run has two comparison groups (1k/1k: one point, 8k/1k: two), so two envelopes,
+    # drawn as one trace with a gap between them (one plotly trace per run, not per group)
     view = RunView(runs=("mtp",))
-    env = [t for t in _data(main_figure(_run(source, view), view)) if t.name == "group envelope"]
-    assert [(t.legendgroup, t.showlegend) for t in env] == [
-        ("envelope~mtp", True),
-        ("envelope~mtp", False),
-    ]
-    assert sorted(len(t.x) for t in env) == [1, 2]
+    run = _run(source, view)
+    env = [t for t in _data(main_figure(run, view)) if t.name == "group envelope"]
+    assert [(t.legendgroup, t.showlegend) for t in env] == [("envelope~mtp", True)]
+    xs = list(env[0].x)
+    gap = xs.index(None)
+    assert xs.count(None) == 1 and sorted([gap, len(xs) - gap - 1]) == [1, 2]
+    # the same points as the analysis' group frontiers, in their order
+    want = [x for fr in run.analysis.group_frontiers for x in (*fr.xs, None)][:-1]
+    assert xs == want
 
 
 def test_verdicts_set_opacity_and_shape(source: DataSource) -> None:
