@@ -16,6 +16,11 @@
   function glRatio() {
     return Math.min(4, Math.max(1, Math.round(window.devicePixelRatio || 1)));
   }
+  // Every chart's default (the main chart draws before any callback could set its config):
+  // plotly, loaded before this file, takes it for each plot it draws from now on.
+  if (window.Plotly && typeof window.Plotly.setPlotConfig === "function") {
+    window.Plotly.setPlotConfig({ plotGlPixelRatio: glRatio() });
+  }
 
   window.dash_clientside = Object.assign({}, window.dash_clientside, {
     paretolens_deferred: {

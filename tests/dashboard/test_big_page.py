@@ -101,6 +101,8 @@ def test_the_5000_point_page_draws_both_charts_and_every_grid_row(
     # the second chart's WebGL canvases are at the screen's pixel ratio, and were drawn
     ratio = driver.execute_script("return window.devicePixelRatio")
     assert second["ratio"] == max(1, round(ratio)) and second["canvas"] >= second["css"] > 0
+    # ... and so are the main chart's (plotly's default would be 2: four times the pixels)
+    assert main["ratio"] == max(1, round(ratio)) and main["canvas"] >= main["css"] > 0
     grid = wait(driver, lambda d: (g := d.execute_script(GRID)) and g["rows"] and g, timeout=90)
     assert grid["rows"] == POINTS
     assert grid["first"] and 0 < grid["shown"] < 100  # rows are virtualised, not all in the DOM
