@@ -103,7 +103,12 @@ def test_the_5000_point_page_draws_both_charts_and_every_grid_row(
     assert second["ratio"] == max(1, round(ratio)) and second["canvas"] >= second["css"] > 0
     # ... and so are the main chart's (plotly's default would be 2: four times the pixels)
     assert main["ratio"] == max(1, round(ratio)) and main["canvas"] >= main["css"] > 0
-    grid = wait(driver, lambda d: (g := d.execute_script(GRID)) and g["rows"] and g, timeout=90)
+    # rows given to the grid and rendered (AG Grid draws its rows a frame after it has them)
+    grid = wait(
+        driver,
+        lambda d: (g := d.execute_script(GRID)) and g["rows"] and g["shown"] and g,
+        timeout=90,
+    )
     assert grid["rows"] == POINTS
     assert grid["first"] and 0 < grid["shown"] < 100  # rows are virtualised, not all in the DOM
     cells = driver.find_elements(By.CSS_SELECTOR, "#points-grid .ag-center-cols-container .ag-row")
