@@ -115,8 +115,9 @@ class _Writer:
         if kind in ("Checklist", "RadioItems"):
             chosen = props.get("value")
             chosen = set(chosen) if isinstance(chosen, list) else {chosen}
+            inline = ' class="sk-inline"' if props.get("inline") else ""
             items = "".join(
-                f'<label><input type="{"checkbox" if kind == "Checklist" else "radio"}"'
+                f'<label{inline}><input type="{"checkbox" if kind == "Checklist" else "radio"}"'
                 f"{' checked' if value in chosen else ''}/>{escape(text)}</label>"
                 for value, text in _options(props.get("options"))
             )

@@ -205,6 +205,10 @@ BOX = (
     "var e = document.querySelector(arguments[0]); if (!e) { return null; }"
     "var r = e.getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.width, r.height];"
 )
+BOXES = (
+    "return Array.from(document.querySelectorAll(arguments[0])).map(function (e) {"
+    " var r = e.getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.width, r.height]; });"
+)
 CENTRES = (
     "return Array.from(document.querySelectorAll(arguments[0])).map(function (e) {"
     " var r = e.getBoundingClientRect(); return [r.left + scrollX + r.width / 2, r.top + scrollY + r.height / 2]; });"
@@ -233,6 +237,7 @@ def test_static_chart_is_replaced_in_place(driver: Any, live_url: str, query: st
         before = driver.execute_script(BOX, "#static-page .static-chart")
         plot_before = driver.execute_script(BOX, "#static-page .sc-plot")
         static_pts = driver.execute_script(CENTRES, "#static-page .scatterlayer .point")
+        panel_before = driver.execute_script(BOXES, "#static-page .sidebar > .control")
     finally:
         driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
         driver.execute_cdp_cmd("Network.disable", {})
@@ -248,6 +253,12 @@ def test_static_chart_is_replaced_in_place(driver: Any, live_url: str, query: st
     after = driver.execute_script(BOX, "#main-chart")
     plot_after = driver.execute_script(BOX, "#main-chart .nsewdrag")
     live_pts = driver.execute_script(CENTRES, "#main-chart .scatterlayer .point")
+    # the filter panel beside the chart does not move either (its checklists and radio items
+    # laid out as Dash draws them: 28 px rows, inline ones side by side)
+    panel_after = driver.execute_script(BOXES, "#react-entry-point .sidebar > .control")
+    assert len(panel_before) == len(panel_after) > 0
+    for b, a in zip(panel_before, panel_after, strict=True):
+        assert abs(b[1] - a[1]) <= 4 and abs(b[3] - a[3]) <= 2, (panel_before, panel_after)
     assert all(abs(u - v) <= 3 for u, v in zip(before, after, strict=True)), (before, after)
     assert all(abs(u - v) <= 3 for u, v in zip(plot_before, plot_after, strict=True)), (
         plot_before,
