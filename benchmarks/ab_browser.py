@@ -12,49 +12,14 @@ both charts drawn, and the JS bytes and script time before the first point (issu
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from benchmarks import anchor_page
 from benchmarks import suite_browser as sb
 from benchmarks.config import Config
-
-
-@contextlib.contextmanager
-def serve(root: Path, code: Path | None = None) -> Iterator[str]:
-    """`paretolens serve` over `root`, from `code` (a checkout) or this tree; yields its URL."""
-    port = sb._free_port()
-    env = {k: v for k, v in os.environ.items() if k != "PARETOLENS_TOKEN"}
-    if code is not None:
-        env["PYTHONPATH"] = str(code)
-    cmd = [sys.executable, "-m", "paretolens.cli", "serve", "--store", str(root)]
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(
-            [*cmd, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=code
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 90
-            while True:
-                with contextlib.suppress(OSError), urllib.request.urlopen(base + "/") as resp:
-                    if resp.status == 200:
-                        break
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    raise RuntimeError(f"the server did not start: {log.read()[-2000:]!r}")
-                time.sleep(0.2)
-            yield base
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
 
 
 def summary(loads: list[dict[str, Any]]) -> str:
@@ -86,8 +51,8 @@ def main(argv: list[str] | None = None) -> None:
     out: dict[str, list[dict[str, Any]]] = {"before": [], "after": [], "floor": []}
     start = os.getloadavg()
     with (
-        serve(root, args.before.resolve()) as before,
-        serve(root) as after,
+        sb.server(root, args.before.resolve()) as before,
+        sb.server(root) as after,
         anchor_page.serve(series, PLOTLY_BUNDLES["basic"]) as floor,
     ):
         for base in (before, after):

@@ -56,18 +56,23 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def server(root: Path) -> Iterator[str]:
-    """`paretolens serve` (waitress) over a store, on a free loopback port; yields its base URL."""
+def server(root: Path, code: Path | None = None) -> Iterator[str]:
+    """`paretolens serve` (waitress) over a store, on a free loopback port, from `code` (another
+    checkout, e.g. the code before a change) or this tree; yields its base URL."""
     port = _free_port()
-    exe = Path(sys.executable).with_name("paretolens")
+    cmd = [str(Path(sys.executable).with_name("paretolens"))]
     log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in the finally below)
     env = dict(os.environ)
     env.pop("PARETOLENS_TOKEN", None)
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
+        cmd = [sys.executable, "-m", "paretolens.cli"]
     proc = subprocess.Popen(
-        [str(exe), "serve", "--store", str(root), "--port", str(port)],
+        [*cmd, "serve", "--store", str(root), "--port", str(port)],
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
+        cwd=code,
     )
     base = f"http://127.0.0.1:{port}"
     try:
