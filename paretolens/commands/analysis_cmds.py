@@ -42,6 +42,7 @@ from analysis.slo import parse_slo
 from analysis.tables import Table, json_text
 from ingest.eval_store import read_evals
 from ingest.schema import DEFAULT_GROUP, Col
+from ingest.store import Store
 from paretolens.commands.common import (
     Fmt,
     RunOpt,
@@ -95,12 +96,17 @@ def _points(store: Path | None, runs: Sequence[str] | None) -> pl.DataFrame:
         )
     st = open_store(store)
     pts = st.points(list(runs))
+    _have_points(st, pts, runs)
+    return pts
+
+
+def _have_points(st: Store, pts: pl.DataFrame, runs: Sequence[str]) -> None:
+    """Refuse runs with no point among `pts` (unknown run ids, mostly)."""
     missing = sorted(set(runs) - set(pts.get_column(Col.RUN_ID).unique().to_list()))
     if missing:
         raise UsageError(
             f"run(s) {', '.join(missing)} have no points in store {st.root}; see `paretolens runs`"
         )
-    return pts
 
 
 def _group(spec: str) -> tuple[str, ...]:
@@ -350,11 +356,12 @@ def compare(
         from dashboard.comparing import CompareData
         from dashboard.state import CompareView
 
-        _points(store, [r for r in (base, candidate) if r != MAIN])  # refuse unknown runs
         view = CompareView.model_validate(
             {"base": base, "candidate": candidate, "x": x, "y": y, "slo": slo or ""}
         )
-        data = CompareData(open_store(store), view)
+        st = open_store(store)
+        data = CompareData(st, view)
+        _have_points(st, data.points, [r for r in (base, candidate) if r != MAIN])
         c = data.comparison
         if base == MAIN and not c.points.height and not c.arms.height:
             raise UsageError(
