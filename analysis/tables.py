@@ -56,7 +56,43 @@ COLUMNS: Mapping[str, Column] = {
         "tasks whose accuracy differs by more than the combined standard error "
         "sqrt(se_b^2 + se_t^2)",
     ),
+    # each arm's accuracy joined to its points (the points table, `dashboard.accuracy`)
+    "accuracy": Column(
+        "",
+        "every eval task of the arm: task, metric, score ± standard error, n_eff, the "
+        "concurrency evaluated",
+    ),
+    "eval_task": Column(
+        "", "the arm's first eval task (alphabetically; `accuracy` lists them all)"
+    ),
+    "eval_metric": Column("", "the task's headline metric (em_strict, acc, ...)"),
+    "eval_score": Column(
+        "fraction", "the arm's accuracy on the task, at its highest evaluated concurrency"
+    ),
+    "eval_stderr": Column("fraction", "standard error of eval_score"),
+    "eval_n_eff": Column("samples", "effective number of samples behind eval_score"),
+    "eval_conc": Column("requests", "the concurrency the eval ran at"),
+    "eval_concs": Column("", "every concurrency the arm was evaluated at"),
+    "n_evals": Column("", "eval rows behind the accuracy"),
 }
+
+
+def column_unit(col: str) -> str:
+    """Unit of a column any table may carry: the schema's, else the analysis column's."""
+    spec = _spec(col)
+    if spec is not None:
+        return spec.unit
+    known = COLUMNS.get(col)
+    return known.unit if known is not None else ""
+
+
+def column_description(col: str) -> str:
+    """What a column any table may carry means: the schema's words, else the analysis column's."""
+    spec = _spec(col)
+    if spec is not None:
+        return spec.description
+    known = COLUMNS.get(col)
+    return known.description if known is not None else ""
 
 
 # The analyses' columns whose unit follows from the plane or from the metric they are named after,
@@ -119,13 +155,7 @@ class Table:
 
     def unit(self, col: str) -> str:
         """Unit of a column: the table's own, else the schema's, else the analysis column's."""
-        if col in self.units:
-            return self.units[col]
-        spec = _spec(col)
-        if spec is not None:
-            return spec.unit
-        known = COLUMNS.get(col)
-        return known.unit if known is not None else ""
+        return self.units[col] if col in self.units else column_unit(col)
 
     def header(self, col: str) -> str:
         """'p99_ttft (s)': the column with its unit."""
@@ -134,13 +164,9 @@ class Table:
 
     def description(self, col: str) -> str:
         """What a column means: the schema's description, the table's own, the analysis one's."""
-        spec = _spec(col)
-        if spec is not None:
-            return spec.description
-        if col in self.descriptions:
+        if _spec(col) is None and col in self.descriptions:
             return self.descriptions[col]
-        known = COLUMNS.get(col)
-        return known.description if known is not None else ""
+        return column_description(col)
 
 
 def _clean(value: Any) -> Any:

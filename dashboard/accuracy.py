@@ -41,27 +41,8 @@ EVAL_SCHEMA: dict[str, pl.DataType] = {
     "eval_n_eff": pl.Int64(),
     "eval_conc": pl.Int64(),
 }
-# Units in the headers (`eval_score (fraction)`); the accuracy columns of A/B deltas and compare
-# (`analysis.evals.accuracy_columns`) are declared with the analyses' columns
-# (`analysis.tables.COLUMNS`).
-EVAL_UNITS: dict[str, str] = {
-    "eval_score": "fraction",
-    "eval_stderr": "fraction",
-    "eval_n_eff": "samples",
-    "eval_conc": "requests",
-}
-EVAL_DESCRIPTIONS: dict[str, str] = {
-    "accuracy": "every eval task of the arm: task, metric, score ± standard error, n_eff, "
-    "the concurrency evaluated",
-    "eval_task": "the arm's first eval task (alphabetically; `accuracy` lists them all)",
-    "eval_metric": "the task's headline metric (em_strict, acc, ...)",
-    "eval_score": "the arm's accuracy on the task, at its highest evaluated concurrency",
-    "eval_stderr": "standard error of eval_score",
-    "eval_n_eff": "effective number of samples behind eval_score",
-    "eval_conc": "the concurrency the eval ran at",
-    "eval_concs": "every concurrency the arm was evaluated at",
-    "n_evals": "eval rows behind the accuracy",
-}
+# The eval columns' units and meanings are declared with the analyses' columns
+# (`analysis.tables.COLUMNS`), where every table and the pinned-point panel read them.
 
 
 def evals_version(store: Store, runs: Sequence[str]) -> tuple[Any, ...]:

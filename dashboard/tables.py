@@ -19,7 +19,6 @@ import polars as pl
 from analysis import pruned_table
 from analysis.history import arm_history
 from analysis.tables import Table, derived_units
-from dashboard.accuracy import EVAL_DESCRIPTIONS, EVAL_UNITS
 from dashboard.comparing import CompareData
 from dashboard.data import DataSource, RunData
 from dashboard.facets import ARM_NAME
@@ -31,13 +30,11 @@ from runner import service
 # What the page's tables add to the analysis columns (`analysis.tables.COLUMNS`).
 _EXTRA_DESCRIPTIONS = {
     ARM_NAME: "arm label with the identity fields that tell this view's arms apart",
-    **EVAL_DESCRIPTIONS,  # issue 14: the points table's accuracy per arm (eval_* columns)
 }
 
 
 def _table(name: str, title: str, frame: pl.DataFrame, view: RunView | CompareView) -> Table:
     units = derived_units(frame.columns, view.x, view.y)
-    units.update({c: EVAL_UNITS[c] for c in frame.columns if c in EVAL_UNITS})  # issue 14
     return Table(name, title, frame, units, _EXTRA_DESCRIPTIONS)
 
 

@@ -9,9 +9,9 @@ from typing import Any
 import polars as pl
 from dash import dcc, html
 
+from analysis.tables import column_description, column_unit
 from dashboard import components as c
 from dashboard import series, style, urls
-from dashboard.accuracy import EVAL_DESCRIPTIONS, EVAL_UNITS
 from dashboard.data import RunData
 from dashboard.facets import ARM_NAME, Option
 from dashboard.ids import CONTROL, Id, control
@@ -26,7 +26,7 @@ from dashboard.state import (
     Y_CHOICES,
     RunView,
 )
-from ingest.schema import SPECS, Col, RunCol
+from ingest.schema import Col, RunCol
 
 GRAPH_CONFIG: dcc.Graph.Config = {
     "displaylogo": False,
@@ -314,7 +314,10 @@ def detail_panel(data: RunData, view: RunView) -> list[Any]:
         [
             html.Tr(
                 [
-                    html.Td(k if not _unit(k) else f"{k} ({_unit(k)})", title=_describe(k)),
+                    html.Td(
+                        k if not column_unit(k) else f"{k} ({column_unit(k)})",
+                        title=column_description(k),
+                    ),
                     html.Td(_value(v)),
                 ]
             )
@@ -338,20 +341,6 @@ def detail_panel(data: RunData, view: RunView) -> list[Any]:
         html.H4("Every column"),
         html.Div(kv, className="kv-scroll"),
     ]
-
-
-def _unit(col: str) -> str:
-    try:
-        return SPECS[Col(col)].unit
-    except ValueError:
-        return EVAL_UNITS.get(col, "")
-
-
-def _describe(col: str) -> str:
-    try:
-        return SPECS[Col(col)].description
-    except ValueError:
-        return EVAL_DESCRIPTIONS.get(col, "")
 
 
 def run_options(catalog: pl.DataFrame, selected: Sequence[str]) -> list[dict[str, str]]:
