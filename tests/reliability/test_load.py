@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.suite_load import Timing  # the load suite's WSGI timing middleware
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
 from paretolens.settings import Settings
@@ -47,29 +48,6 @@ BIG = [
     INX / "together_runner_baselines",
     INX / "raw_bench_serving" / "gptoss120b_multinode",
 ]
-
-
-class Timing:
-    """WSGI middleware: server time of every request, by the kind the client labelled it."""
-
-    def __init__(self, app: Callable[..., Iterable[bytes]]) -> None:
-        self.app = app
-        self.samples: list[tuple[str, float, float]] = []  # kind, wall, cpu
-        self._lock = threading.Lock()
-
-    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
-        t0, c0 = time.perf_counter(), time.thread_time()
-        body = self.app(environ, start_response)
-        try:
-            data = b"".join(body)
-        finally:
-            close = getattr(body, "close", None)
-            if close:
-                close()
-        with self._lock:
-            kind = environ.get("HTTP_X_LOAD_KIND", "other")
-            self.samples.append((kind, time.perf_counter() - t0, time.thread_time() - c0))
-        return [data]
 
 
 def _rss_mb() -> float:
@@ -172,7 +150,7 @@ def load_run(store: Store) -> LoadRun:
         client.setdefault(kind, []).append(dt)
     cpu: dict[str, list[float]] = {}
     wall: dict[str, list[float]] = {}
-    for kind, w, c in timing.samples:
+    for kind, w, c, _queued in timing.samples:
         wall.setdefault(kind, []).append(w)
         cpu.setdefault(kind, []).append(c)
     report = {
