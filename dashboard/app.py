@@ -73,6 +73,7 @@ DCC_CHUNKS = "_dash-component-suites/dash/dcc/"
 CHART_CHUNKS = ("async-graph.js", "async-dropdown.js")
 CHART_PATHS = (urls.RUN_PATH, urls.COMPARE_PATH, urls.HISTORY_PATH)
 AG_GRID_CHUNK = "_dash-component-suites/dash_ag_grid/async-community.js"
+BOOT_SCRIPT = "boot.js"  # runs a static-chart page's scripts after its first paint
 
 
 class _Dash(Dash):
@@ -101,12 +102,16 @@ class _Dash(Dash):
     ) -> str:
         if flask.has_request_context():
             # The page's first chart, drawn in the HTML (dashboard/static_page.py), beside the
-            # entry point React renders into (React would clear anything inside it).
+            # entry point React renders into (React would clear anything inside it); the scripts
+            # then start once it has been painted.
             path = flask.request.path
-            app_entry = (
-                self.static_of(path, flask.request.query_string.decode("utf-8", "replace"))
-                + app_entry
+            static = self.static_of(path, flask.request.query_string.decode("utf-8", "replace"))
+            later = static and static_page.scripts_after_paint(
+                scripts, self.renderer, self.get_asset_url(BOOT_SCRIPT)
             )
+            if later:
+                scripts, renderer = later, ""
+            app_entry = static + app_entry
         page = super().interpolate_index(  # type: ignore[no-untyped-call]  # Dash's own, untyped
             metas=metas + self._preloads(), title=title, css=css, config=config,
             scripts=scripts, app_entry=app_entry, favicon=favicon, renderer=renderer,
@@ -325,7 +330,7 @@ def create_app(
     dash_app = _Dash(
         __name__,
         assets_folder=str(ASSETS),
-        assets_ignore=r"(plotly-.*|embed)\.js",
+        assets_ignore=r"(plotly-.*|embed|boot)\.js",
         title="paretolens",
         update_title=None,  # type: ignore[arg-type]  # Dash: None keeps the title as it is
         suppress_callback_exceptions=True,
@@ -405,7 +410,7 @@ def create_app(
             css = dash_app._generate_css_dist_html()  # type: ignore[no-untyped-call]
             tags = dash_app._generate_scripts_html() + css
         prefix = dash_app.config.requests_pathname_prefix
-        extra = [dash_app.get_asset_url(b) for b in PLOTLY_BUNDLES.values()]
+        extra = [dash_app.get_asset_url(b) for b in (*PLOTLY_BUNDLES.values(), BOOT_SCRIPT)]
         extra += [f"{prefix}{DCC_CHUNKS}{c}" for c in CHART_CHUNKS] + [f"{prefix}{AG_GRID_CHUNK}"]
         compress.warm_static(dash_app.server, tags, extra)
 

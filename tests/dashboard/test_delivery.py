@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import re
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -122,3 +123,22 @@ def test_accept_encoding_follows_q_values() -> None:
     assert accepted("br;q=0, *", ("br", "gzip")) == "gzip"
     assert accepted("identity", ("br", "gzip")) is None and accepted("", ("br",)) is None
     assert accepted("br;q=nope", ("br",)) is None
+
+
+def test_a_page_with_a_static_chart_runs_its_scripts_after_the_first_paint(client: Any) -> None:
+    index = client.get("/").get_data(as_text=True)
+    # A page without a static chart keeps Dash's own tags and renderer.
+    assert "paretolens/after-paint" not in index and "boot.js" not in index
+    assert '<script id="_dash-renderer" type="application/javascript">var renderer' in index
+    dash_tags = re.findall(r'<script src="([^"]+)"></script>', index)
+    assert any("dash_renderer" in src for src in dash_tags)
+    run = client.get("/inference?unofficialRun=dsr1").get_data(as_text=True)
+    assert 'id="static-page"' in run and "new DashRenderer" not in run
+    # The run page: the same scripts in the same order, plotly first and the grid library only
+    # preloaded, all typed so the parser neither fetches nor runs them; boot.js runs them.
+    typed = re.findall(r'<script type="paretolens/after-paint" src="([^"]+)"></script>', run)
+    assert typed == [PLOTLY] + [s for s in dash_tags if "dash_ag_grid" not in s]
+    assert '<script src="' not in run  # nothing the parser would fetch and run itself
+    assert '<script id="_dash-renderer" src="/assets/boot.js"></script>' in run
+    status, _, boot = _get(client, "/assets/boot.js")
+    assert status == 200 and b'script[type="paretolens/after-paint"]' in boot
