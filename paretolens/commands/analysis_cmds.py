@@ -83,18 +83,19 @@ class PruneFmt(StrEnum):
     cli = "cli"
 
 
-def _evals(store: Path | None, runs: Sequence[str]) -> pl.DataFrame | None:
+def _evals(st: Store, runs: Sequence[str]) -> pl.DataFrame | None:
     """The eval rows of `runs` (None when they have none), so deltas and compare flag accuracy."""
-    ev = read_evals(open_store(store), list(runs))
+    ev = read_evals(st, list(runs))
     return ev if ev.height else None
 
 
-def _points(store: Path | None, runs: Sequence[str] | None) -> pl.DataFrame:
+def _points(st: Store | Path | None, runs: Sequence[str] | None) -> pl.DataFrame:
+    """The points of `runs` in a store (opened here when given as a path or None)."""
     if not runs:
         raise UsageError(
             "give at least one run ID, as an argument or with --run (see `paretolens runs`)"
         )
-    st = open_store(store)
+    st = st if isinstance(st, Store) else open_store(st)
     pts = st.points(list(runs))
     _have_points(st, pts, runs)
     return pts
@@ -291,13 +292,14 @@ def deltas(
     with guard():
         given = runs_of(runs, run)
         every = runs_of(given, [vs_run] if vs_run else [])
+        st = open_store(store)
         d = compute_deltas(
-            _points(store, every),
+            _points(st, every),
             axis,
             cross_run=vs_run is not None,
             x=x,
             y=y,
-            evals=_evals(store, every),
+            evals=_evals(st, every),
         )
         if frontier:
             cols = [
