@@ -3,6 +3,7 @@
     uv run --group bench python -m benchmarks.run          # full sizes (about 5-15 minutes)
     uv run --group bench python -m benchmarks.run --quick  # sizes / 10, under 2 minutes
     uv run --group bench python -m benchmarks.run --only frontier,store
+    uv run python -m benchmarks.run --findings            # findings.md into RESULTS.md, no runs
 
 The `bench` dependency group holds the anchors that need pandas (paretoset, vLLM's plot_pareto
 as written); without it the suite stops with that command.
@@ -107,6 +108,17 @@ def render(
     return "\n".join(lines).rstrip() + "\n"
 
 
+def with_findings(results: str, findings: str) -> str:
+    """`results` (a RESULTS file's text) with its findings part (between the summary table and
+    the first suite's section) replaced by `findings`: the figures stay as they were measured."""
+    lines = results.splitlines()
+    summary = lines.index("## Summary")
+    start = next(i for i in range(summary + 1, len(lines)) if lines[i].startswith("## "))
+    titles = tuple(f"## {title}" for _, _, title in SUITES)
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith(titles))
+    return "\n".join([*lines[:start], findings.rstrip(), "", *lines[end:]]).rstrip() + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="sizes / 10; under 2 minutes")
@@ -120,7 +132,17 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="default benchmarks/RESULTS.md (RESULTS-quick.md with --quick, RESULTS-partial.md with --only)",
     )
+    parser.add_argument(
+        "--findings",
+        action="store_true",
+        help="run nothing: put the current findings.md into the output file's findings part",
+    )
     args = parser.parse_args(argv)
+    if args.findings:
+        output = args.output or HERE / "RESULTS.md"
+        output.write_text(with_findings(output.read_text(), (HERE / "findings.md").read_text()))
+        print(f"[benchmarks] wrote the findings into {output}")
+        return
     missing = [m for m in BENCH_GROUP if importlib.util.find_spec(m) is None]
     if missing:
         parser.exit(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,11 +43,16 @@ class Page:
     """One app over a store, with helpers that time the run page's requests and callbacks."""
 
     def __init__(self, root: Path) -> None:
-        from dashboard.app import create_app
+        from dashboard.app import WARM_THREAD, create_app
         from dashboard.context import AppContext  # noqa: F401  (import cost paid here)
         from dashboard.pages.run import RunCallbacks
 
         self.app = create_app(root)
+        # The app compresses its static files in a thread once built (dashboard/app.py `warm`);
+        # the figures are a running server's, not its first seconds'.
+        for thread in threading.enumerate():
+            if thread.name == WARM_THREAD:
+                thread.join()
         self.client = self.app.server.test_client()
         ctx = _context_of(self.app)
         self.source = ctx.source

@@ -74,6 +74,7 @@ CHART_CHUNKS = ("async-graph.js", "async-dropdown.js")
 CHART_PATHS = (urls.RUN_PATH, urls.COMPARE_PATH, urls.HISTORY_PATH)
 AG_GRID_CHUNK = "_dash-component-suites/dash_ag_grid/async-community.js"
 BOOT_SCRIPT = "boot.js"  # runs a static-chart page's scripts after its first paint
+WARM_THREAD = "paretolens-warm"  # compresses the static files once the app is built
 
 
 class _Dash(Dash):
@@ -414,5 +415,5 @@ def create_app(
         extra += [f"{prefix}{DCC_CHUNKS}{c}" for c in CHART_CHUNKS] + [f"{prefix}{AG_GRID_CHUNK}"]
         compress.warm_static(dash_app.server, tags, extra)
 
-    threading.Thread(target=warm, name="paretolens-warm", daemon=True).start()
+    threading.Thread(target=warm, name=WARM_THREAD, daemon=True).start()
     return dash_app
