@@ -23,6 +23,7 @@ class Id(StrEnum):
     MAIN_CHART = "main-chart"
     SECOND_CHART = "second-chart"
     SECOND_FIGURE = "second-figure"
+    SECOND_TOKENS = "second-tokens"
     TRACE_TOKENS = "trace-tokens"
     TABLES_READY = "tables-ready"
     TABLES_SHOWN = "tables-shown"

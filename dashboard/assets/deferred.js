@@ -91,9 +91,9 @@
 
   window.dash_clientside = Object.assign({}, window.dash_clientside, {
     paretolens_deferred: {
-      // The second chart draws what SECOND_FIGURE holds once the main chart has been drawn
-      // (TABLES_READY) and then on every update, a frame after the main chart's redraw (both
-      // arrive in one response; plotly would otherwise draw both before painting either).
+      // The second chart draws what SECOND_FIGURE holds (RunCallbacks.on_second: asked for once
+      // the main chart has been drawn, TABLES_READY, then on every update), a frame after it
+      // arrives, so that a main chart redraw arriving with it is painted first.
       secondChart: function (ready, fig, config) {
         var nu = window.dash_clientside.no_update;
         if (!ready || !fig) { return [nu, nu]; }

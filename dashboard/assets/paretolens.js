@@ -67,15 +67,6 @@
   window.dash_clientside = Object.assign({}, window.dash_clientside, {
     paretolens: {
       copyLink: function () { return window.location.href; },
-      // The second chart draws what SECOND_FIGURE holds, once the main chart has been drawn
-      // (TABLES_READY) and then on every update, always a frame after the main chart's redraw
-      // (both arrive in one response; plotly would otherwise draw both before painting either).
-      secondFigure: function (ready, fig) {
-        if (!ready || !fig) { return window.dash_clientside.no_update; }
-        return new Promise(function (resolve) {
-          window.requestAnimationFrame(function () { setTimeout(function () { resolve(Object.assign({}, fig)); }, 0); });
-        });
-      },
       // The image carries the chart's title (axes, run ids, models: dashboard/pages/run.py
       // chart_title), and its file is named after it.
       download: function (n, graphId, label) {

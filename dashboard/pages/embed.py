@@ -19,7 +19,7 @@ from flask import Response
 
 from dashboard import urls
 from dashboard.data import DataSource
-from dashboard.pages.run import main_figure
+from dashboard.pages.run_charts import main_figure
 from dashboard.state import RunView
 
 EMBED_FRAME_ANCESTORS = "*"

@@ -1,29 +1,38 @@
 """The run page, `/inference?unofficialRun=<id>[,<id>...]`: frontier charts, verdicts, AL, deltas.
 
 The whole page, first chart included, is in the initial layout (no callback before the first
-draw). Every control writes the URL; callbacks parse the controls into a `RunView`, ask the data
-layer for the (cached) analysis and hand it to the figure builders.
-"""
+draw); the second chart's figure and the open table are asked for once the first chart is drawn
+(`on_second`, `on_tables`). Every control writes the URL; callbacks parse the controls into a
+`RunView`, ask the data layer for the (cached) analysis and hand it to the figure builders
+(`run_charts`)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from dash import ALL, ClientsideFunction, Dash, Input, Output, Patch, State, dcc, html, no_update
+from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
 from dashboard import components as c
-from dashboard import figures, style, urls
-from dashboard.affects import Part, fields_affecting, fields_sparing
+from dashboard import figures, urls
 from dashboard.context import AppContext
 from dashboard.data import RunData
 from dashboard.ids import Id, control
 from dashboard.pages import launch, missing
 from dashboard.pages import run_panels as p
 from dashboard.pages import run_tables as t
+from dashboard.pages.run_charts import (
+    FIGURE_NEUTRAL,
+    PATCHABLE,
+    chart_patch,
+    main_figure,
+    main_tokens,
+    second_figure,
+    second_frame,
+    second_tokens,
+)
 from dashboard.state import RunView
-from ingest.schema import Col, RejectCol, RunCol
+from ingest.schema import RejectCol, RunCol
 
 TAB_BOXES = (
     ("points", Id.POINTS_BOX),
@@ -47,109 +56,6 @@ TABLE_BODIES = {
 TABLE_KEYS = (*TABLE_BODIES, "at")
 # Launching reads the points ticked in the points grid, so the launch tab needs that grid too.
 TABS_NEEDED = {"launch": ("launch", "points")}
-
-
-def chart_title(data: RunData, view: RunView, x: str) -> str:
-    """A chart's title: its axes, the runs and the models, so a downloaded PNG or SVG says what
-    it shows (escaped: model names come from result files)."""
-    axes = f"{style.axis_title(view.y).split(' (')[0]} vs {style.axis_title(x).split(' (')[0]}"
-    models = sorted({str(m) for m in data.points.get_column(Col.MODEL_PREFIX).drop_nulls()})
-    if not models:
-        models = sorted({str(m) for m in data.points.get_column(Col.MODEL).drop_nulls()})
-    runs = f"run{'s' if len(view.runs) > 1 else ''} {', '.join(view.runs)}"
-    parts = [axes, runs, ", ".join(models[:4]) + (" …" if len(models) > 4 else "")]
-    return style.inert(" · ".join(p for p in parts if p))
-
-
-def at_label_x(at: float, logx: bool) -> float:
-    """Where the "rank arms at x" label goes: plotly places annotations on a log axis by the
-    log of the value (shapes by the value itself), so a label at 40 on a log axis would stretch
-    the axis to 1e40."""
-    return math.log10(at) if logx else at
-
-
-def _place_at_label(fig: figures.Figure, view: RunView) -> figures.Figure:
-    if view.at is not None and view.logx:
-        for note in fig["layout"].get("annotations") or []:
-            if note.get("x") == view.at and note.get("yref") == "paper" and "xref" not in note:
-                note["x"] = at_label_x(view.at, True)
-    return fig
-
-
-def main_figure(data: RunData, view: RunView) -> figures.Figure:
-    """The throughput-vs-interactivity chart of a view."""
-    a = data.analysis
-    return _place_at_label(_main_figure(data, view, a), view)
-
-
-def _main_figure(data: RunData, view: RunView, a: Any) -> figures.Figure:
-    return figures.frontier_figure(
-        data.main_plane, a.arm_frontiers, a.group_frontiers, x=view.x, y=view.y, runs=view.runs,
-        arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
-        logx=view.logx, logy=view.logy, pinned=view.point, at=view.at,
-        title=chart_title(data, view, view.x), baseline=data.baseline, y_title=data.y_title(),
-    )  # fmt: skip
-
-
-def second_figure(data: RunData, view: RunView) -> figures.Figure:
-    """The throughput-vs-latency chart of a view."""
-    a = data.second
-    return figures.frontier_figure(
-        data.second_plane, a.arm_frontiers, a.group_frontiers, x=view.x2, y=view.y, runs=view.runs,
-        arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
-        logx=view.logx, logy=view.logy, pinned=view.point, legend=False,
-        title=chart_title(data, view, view.x2), y_title=data.y_title(),
-    )  # fmt: skip
-
-
-# Fields whose change leaves the charts alone, and those a patch of the drawn charts can show
-# (from the fields' `affects` markers in dashboard/state.py).
-FIGURE_NEUTRAL = fields_sparing(RunView, Part.CHARTS, Part.CHART_STYLE)
-PATCHABLE = frozenset(fields_affecting(RunView, Part.CHART_STYLE))
-
-
-def redraw(
-    data: RunData, view: RunView
-) -> tuple[figures.Figure, figures.Figure, dict[str, list[str]]]:
-    """Both charts of a view and their legend tokens."""
-    main, second = main_figure(data, view), second_figure(data, view)
-    return (
-        main,
-        second,
-        {
-            "main": figures.trace_tokens(main),
-            "second": figures.trace_tokens(second),
-            "main_notes": figures.note_tokens(main),
-            "second_notes": figures.note_tokens(second),
-        },
-    )
-
-
-def chart_patches(
-    data: RunData, view: RunView, tokens: dict[str, list[str]], *, axes_changed: bool
-) -> tuple[Patch, Patch]:
-    """Display-only updates of both drawn charts."""
-
-    def one(plane: Any, x: str, which: str) -> Patch:
-        return figures.display_patch(
-            tokens=tokens.get(which, []), hidden=view.hide, pinned=figures.pinned_xy(plane, view.point),
-            logx=view.logx, logy=view.logy, axes_changed=axes_changed,
-            revision=figures.revision(view.runs, x, view.y, view.logx, view.logy),
-            notes=tokens.get(f"{which}_notes", []),
-        )  # fmt: skip
-
-    main = one(data.main_plane, view.x, "main")
-    if axes_changed and view.at is not None:
-        # The "rank arms at x" label is the main chart's first annotation (see _place_at_label).
-        main["layout"]["annotations"][0]["x"] = at_label_x(view.at, view.logx)
-    return main, one(data.second_plane, view.x2, "second")
-
-
-def placeholder(fig: figures.Figure) -> figures.Figure:
-    """A figure's frame without its traces: the second chart is filled in (client-side, from
-    SECOND_FIGURE) right after the first one is drawn, so its drawing never delays the first
-    (and later updates reach it the same way, a frame after the main chart's)."""
-    return {"data": [], "layout": fig["layout"]}
 
 
 def page_notes(data: RunData, notes: list[str]) -> Any:
@@ -197,15 +103,16 @@ def layout(app: AppContext, query: str) -> Any:
     if len(data.missing) == len(view.runs):
         return missing.layout(app, view)
     run_opts = p.run_options(app.source.catalog(), view.runs)
-    main, second, tokens = redraw(data, view)
+    main = main_figure(data, view)
     tabs: list[tuple[str, Any, Id]] = [(name, LOADING, box) for name, box in TAB_BOXES]
     tabs[-1] = ("launch", launch.panel(app, data, view), Id.LAUNCH_BOX)
     return html.Div(
         [
             html.Div(page_notes(data, notes), id=Id.NOTES),
-            dcc.Store(id=Id.TRACE_TOKENS, data=tokens),
+            dcc.Store(id=Id.TRACE_TOKENS, data=main_tokens(main)),
             dcc.Store(id=Id.TABLES_READY),
-            dcc.Store(id=Id.SECOND_FIGURE, data=second),
+            dcc.Store(id=Id.SECOND_FIGURE),  # filled in by on_second
+            dcc.Store(id=Id.SECOND_TOKENS),
             dcc.Store(id=Id.TABLES_SHOWN),
             *banners(data, view),
             html.Div(
@@ -226,7 +133,7 @@ def layout(app: AppContext, query: str) -> Any:
                                 [
                                     p.chart_card(
                                         Id.SECOND_CHART,
-                                        placeholder(second),
+                                        second_frame(data, view),
                                         Id.PNG_SECOND,
                                         Id.SVG_SECOND,
                                     ),
@@ -269,24 +176,50 @@ class RunCallbacks:
     def on_controls(
         self, values: list[Any], ids: list[dict[str, Any]], search: str | None, tokens: Any
     ) -> tuple[Any, ...]:
-        """Any control: write the URL and update both charts (a new run set reloads the page;
-        display-only changes patch the drawn charts instead of sending them again). The second
-        chart's update goes to SECOND_FIGURE, which paretolens.js hands to the chart a frame
-        later, so the main chart is redrawn and painted first."""
+        """Any control: write the URL and update the main chart (a new run set reloads the page;
+        display-only changes patch the drawn chart instead of sending it again). The second
+        chart is `on_second`'s."""
         view, notes = RunView.from_controls(control_values(values, ids))
         old, _ = RunView.parse(search or "")
         if view.runs != old.runs:
-            return no_update, urls.run(view.replace(hide=(), point=None)), *[no_update] * 5
+            return no_update, urls.run(view.replace(hide=(), point=None)), *[no_update] * 4
         data, changed = self.app.source.run_data(view), view.changed(old)
-        figs: tuple[Any, ...]
+        figs: tuple[Any, Any]
         if changed <= FIGURE_NEUTRAL:
-            figs = (no_update, no_update, no_update)
+            figs = (no_update, no_update)
         elif changed <= FIGURE_NEUTRAL | PATCHABLE and isinstance(tokens, dict):
             axes = bool(changed & {"logx", "logy"})
-            figs = (*chart_patches(data, view, tokens, axes_changed=axes), no_update)
+            figs = (chart_patch(data, view, tokens, "main", axes_changed=axes), no_update)
         else:
-            figs = redraw(data, view)
+            main = main_figure(data, view)
+            figs = (main, main_tokens(main))
         return "?" + view.query(), no_update, *figs, exports_bar(view), page_notes(data, notes)
+
+    def on_second(
+        self, values: list[Any], ids: list[dict[str, Any]], ready: Any, built: Any
+    ) -> tuple[Any, Any]:
+        """The second chart's figure (to SECOND_FIGURE, which deferred.js hands to the chart a
+        frame later): first asked for once the main chart is drawn (TABLES_READY), so its
+        analysis never delays the first point, then on every control change, as a patch when
+        only the display changed. `built` (SECOND_TOKENS) names the view it was drawn for."""
+        if not ready:
+            raise PreventUpdate
+        view, _ = RunView.from_controls(control_values(values, ids))
+        old = RunView.parse(built["query"])[0] if isinstance(built, dict) else None
+        if old is not None and view.runs != old.runs:
+            raise PreventUpdate  # the page reloads (on_controls)
+        data = self.app.source.run_data(view)
+        if len(data.missing) == len(view.runs):
+            raise PreventUpdate
+        changed = view.changed(old) if old is not None else None
+        if changed is not None and changed <= FIGURE_NEUTRAL:
+            raise PreventUpdate
+        if changed is not None and changed <= FIGURE_NEUTRAL | PATCHABLE:
+            axes = bool(changed & {"logx", "logy"})
+            patch = chart_patch(data, view, built, "second", axes_changed=axes)
+            return patch, {**built, "query": view.query()}
+        fig = second_figure(data, view)
+        return fig, second_tokens(fig, view)
 
     def on_tables(
         self, values: list[Any], ids: list[dict[str, Any]], _ready: Any, shown: Any
@@ -359,10 +292,13 @@ def register(dash_app: Dash, app: AppContext) -> None:
     point = Output(control("point"), "value", allow_duplicate=True)
     dash_app.callback(
         Output(Id.LOCATION, "search"), Output(Id.NAV, "href"), Output(Id.MAIN_CHART, "figure"),
-        Output(Id.SECOND_FIGURE, "data"), Output(Id.TRACE_TOKENS, "data"), Output(Id.EXPORTS, "children"),
-        Output(Id.NOTES, "children"), *controls, State(Id.LOCATION, "search"), State(Id.TRACE_TOKENS, "data"),
-        prevent_initial_call=True,
+        Output(Id.TRACE_TOKENS, "data"), Output(Id.EXPORTS, "children"), Output(Id.NOTES, "children"),
+        *controls, State(Id.LOCATION, "search"), State(Id.TRACE_TOKENS, "data"), prevent_initial_call=True,
     )(cb.on_controls)  # fmt: skip
+    dash_app.callback(
+        Output(Id.SECOND_FIGURE, "data"), Output(Id.SECOND_TOKENS, "data"), *controls,
+        Input(Id.TABLES_READY, "data"), State(Id.SECOND_TOKENS, "data"), prevent_initial_call=True,
+    )(cb.on_second)  # fmt: skip
     dash_app.callback(
         *[Output(dict(TAB_BOXES)[name], "children") for name in TABLE_BODIES], Output(Id.AT_TABLE, "children"),
         Output(Id.TABLES_SHOWN, "data"), *controls, Input(Id.TABLES_READY, "data"), State(Id.TABLES_SHOWN, "data"),

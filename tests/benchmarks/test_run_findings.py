@@ -42,7 +42,10 @@ more old text
 def test_the_findings_part_is_replaced_and_the_figures_kept() -> None:
     new = "## Targets not met, and why\n\nnew text\n\n## A new finding\n\nnumbers\n"
     out = with_findings(RESULTS, new)
-    head, tail = RESULTS.split("## Targets not met")[0], RESULTS.split("## Frontier and verdicts")[1]
+    head, tail = (
+        RESULTS.split("## Targets not met")[0],
+        RESULTS.split("## Frontier and verdicts")[1],
+    )
     assert out == head + new + "\n## Frontier and verdicts" + tail
     assert "old text" not in out and out.count("## Summary") == 1
     assert with_findings(out, new) == out  # idempotent

@@ -28,6 +28,7 @@ from dash import Dash
 from dashboard.app import create_app
 from dashboard.data import DataSource
 from dashboard.pages import run as run_page
+from dashboard.pages import run_charts as charts
 from dashboard.state import RunView
 from ingest.schema import Col
 from ingest.store import Store
@@ -110,7 +111,7 @@ def test_chart_draws_baseline_solid_run_dashed_with_crosses_and_shades_the_uplif
     bsource: DataSource,
 ) -> None:
     view = RunView.parse(f"unofficialRun={RUN}&baseline=main")[0]
-    fig = run_page.main_figure(bsource.run_data(view), view)
+    fig = charts.main_figure(bsource.run_data(view), view)
     traces = fig["data"]
     ours = [t for t in traces if t.get("meta", "").endswith(RUN) and "envelope" not in t["meta"]]
     run_lines = [t for t in ours if t.get("mode") == "lines"]

@@ -20,7 +20,7 @@ from dashboard import urls
 from dashboard.app import create_app
 from dashboard.data import DataSource
 from dashboard.figures import Figure
-from dashboard.pages.run import redraw
+from dashboard.pages.run_charts import main_figure, second_figure
 from dashboard.state import RunView
 from ingest.schema import Col
 from ingest.store import Store
@@ -89,7 +89,8 @@ def test_the_5000_point_page_draws_both_charts_and_every_grid_row(
     driver: Any, big_url: str, big_store: Store
 ) -> None:
     view = RunView(runs=(RUN,))
-    main_fig, second_fig, _ = redraw(DataSource(big_store).run_data(view), view)
+    data = DataSource(big_store).run_data(view)
+    main_fig, second_fig = main_figure(data, view), second_figure(data, view)
     console_errors(driver)
     open_page(driver, big_url + urls.run(view))
     main = wait(driver, lambda d: _drawn(d, "main-chart"), timeout=90)

@@ -16,6 +16,7 @@ from dashboard.pages.jobs import JobsCallbacks
 from dashboard.pages.launch import LaunchCallbacks
 from dashboard.pages.missing import FetchCallbacks
 from dashboard.pages.run import LOADING, RunCallbacks
+from dashboard.pages.run_charts import second_figure, second_frame
 from dashboard.pages.run_tables import points_body
 from dashboard.state import CompareView, IndexView, RunView
 from dashboard.tables import KEY_POINT_COLUMNS
@@ -40,11 +41,13 @@ def _text(node: Any) -> str:
 def test_an_axis_switch_writes_the_url_and_redraws(ctx: AppContext) -> None:
     view = RunView(runs=("dsr1",))
     values, ids = _controls(view.replace(y="output_tput_per_gpu").controls())
-    search, nav, main, second, tokens, exports, _notes = RunCallbacks(ctx).on_controls(
+    cb = RunCallbacks(ctx)
+    search, nav, main, tokens, exports, _notes = cb.on_controls(
         values, ids, "?unofficialRun=dsr1", None
     )
     assert search == "?unofficialRun=dsr1&y=output_tput_per_gpu" and nav is no_update
     assert main["layout"]["yaxis"]["title"]["text"] == "Output tok/s/GPU (tok/s/GPU)"
+    second, _built = cb.on_second(values, ids, 1, None)
     assert second["layout"]["yaxis"]["title"] == main["layout"]["yaxis"]["title"]
     assert tokens["main"][0] == "envelope~dsr1" and len(tokens["main"]) == len(main["data"])
     assert "/export/points.csv?unofficialRun=dsr1&y=output_tput_per_gpu" in str(exports)
@@ -124,12 +127,12 @@ def test_display_only_changes_patch_the_drawn_charts(ctx: AppContext) -> None:
     first = cb.on_controls(
         *_controls(view.controls()), "?unofficialRun=dsr1&y=output_tput_per_gpu", None
     )
-    tokens = first[4]
+    tokens = first[3]
     hidden = tokens["main"][2]
     out = cb.on_controls(
         *_controls(view.replace(logy=True, hide=(hidden,)).controls()), "?" + view.query(), tokens
     )
-    assert out[0] == f"?unofficialRun=dsr1&hide={hidden}&logy=1" and out[4] is no_update
+    assert out[0] == f"?unofficialRun=dsr1&hide={hidden}&logy=1" and out[3] is no_update
     ops = {
         tuple(op["location"]): op["params"]["value"] for op in out[2].to_plotly_json()["operations"]
     }
@@ -178,3 +181,39 @@ def test_launch_refused_when_off(ctx: AppContext) -> None:
 def test_jobs_tick_lists_jobs(ctx: AppContext) -> None:
     table, detail = JobsCallbacks(ctx).on_tick(1, "")
     assert "No jobs yet" in _text(table) and isinstance(detail, html.Div)
+
+
+def test_the_second_chart_follows_the_first_draw_then_every_change(ctx: AppContext) -> None:
+    """on_second: nothing before the main chart is drawn (TABLES_READY), then the whole figure
+    (the layout only drew its frame), then per change a patch, a new figure or nothing."""
+    cb = RunCallbacks(ctx)
+    view = RunView(runs=("dsr1",))
+    values, ids = _controls(view.controls())
+    with pytest.raises(PreventUpdate):
+        cb.on_second(values, ids, None, None)
+    data = ctx.source.run_data(view)
+    fig, built = cb.on_second(values, ids, 1, None)
+    assert fig == second_figure(data, view) and built["query"] == view.query()
+    # every one of the 44 points, in its arm's trace (labelled), beside each arm's one-point trace
+    labelled = [len(t["x"]) for t in fig["data"] if t["mode"] == "markers+text"]
+    assert sum(labelled) == 44 and len(built["second"]) == len(fig["data"])
+    # the frame in the first layout is the figure's own layout: nothing moves when it arrives
+    for v in (view, view.replace(logx=True, logy=True), view.replace(x2="p90_ttft")):
+        d = ctx.source.run_data(v)
+        assert second_frame(d, v) == {"data": [], "layout": second_figure(d, v)["layout"]}
+    # display only: a patch of the drawn figure, for the view it now shows
+    hidden = built["second"][2]
+    shown = view.replace(logy=True, hide=(hidden,))
+    patch, again = cb.on_second(*_controls(shown.controls()), 1, built)
+    ops = {tuple(o["location"]): o["params"]["value"] for o in patch.to_plotly_json()["operations"]}
+    assert ops[("layout", "yaxis", "type")] == "log" and ops[("data", 2, "visible")] == "legendonly"
+    assert again == {**built, "query": shown.query()}
+    # neither chart changes (a table tab), or the page reloads (another run set): nothing
+    for same in (shown.replace(tab="al"), RunView(runs=("dsr1", "dsr1-rerun"))):
+        with pytest.raises(PreventUpdate):
+            cb.on_second(*_controls(same.controls()), 1, again)
+    # a filter: the new figure
+    narrowed = shown.replace(offload=("dram",))
+    fig, built = cb.on_second(*_controls(narrowed.controls()), 1, again)
+    assert fig == second_figure(ctx.source.run_data(narrowed), narrowed)
+    assert built["query"] == narrowed.query()

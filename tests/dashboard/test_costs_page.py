@@ -13,6 +13,7 @@ from analysis.cost import COST_COLUMNS, LABELS, axis_label, load_hardware
 from dashboard.context import AppContext
 from dashboard.data import DataSource
 from dashboard.pages import run as run_page
+from dashboard.pages import run_charts as charts
 from dashboard.state import Y_CHOICES, RunView
 from ingest.schema import Col
 
@@ -55,13 +56,13 @@ def test_a_cost_axis_is_analysed_and_titled_with_class_power_and_overrides(
 ) -> None:
     view = RunView(runs=("dsr1",), y="cost_per_mtok_neocloud", hwcost="b200:neocloud=3")
     data = source.run_data(view)
-    fig = run_page.main_figure(data, view)
+    fig = charts.main_figure(data, view)
     title = fig["layout"]["yaxis"]["title"]["text"]
     assert title == axis_label("cost_per_mtok_neocloud", ["b200"])
     assert "neocloud" in title and "[hwcost: b200]" in title and "($/Mtok)" in title
     drawn = [y for t in fig["data"] if t.get("mode", "").startswith("markers") for y in t["y"]]
     assert drawn and all(y is None or y > 0 for y in drawn)
-    second = run_page.second_figure(data, view)
+    second = charts.second_figure(data, view)
     assert second["layout"]["yaxis"]["title"]["text"] == title
 
 

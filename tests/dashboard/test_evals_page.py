@@ -41,7 +41,8 @@ from dashboard.app import create_app
 from dashboard.data import DataSource
 from dashboard.pages import compare as compare_page
 from dashboard.pages import run_panels, run_tables
-from dashboard.pages.run import RunCallbacks, main_figure
+from dashboard.pages.run import RunCallbacks
+from dashboard.pages.run_charts import chart_patch, main_figure, main_tokens
 from dashboard.state import CompareView, RunView
 from dashboard.tables import compare_table, run_table
 from ingest.dump import ingest_dump
@@ -309,16 +310,15 @@ def test_baseline_legend_click_writes_hide(esource: DataSource) -> None:
 def test_hiding_the_baseline_from_the_legend_hides_its_uplift_labels(esource: DataSource) -> None:
     """The legend click updates the drawn chart by a patch: it hides the baseline's traces and
     its uplift annotations (and shows both again), leaving every other annotation alone."""
-    from dashboard.pages.run import chart_patches, redraw
-
     view = RunView.parse(f"unofficialRun={RUN}&baseline=main&at=15")[0]  # + the rank-at label
     data = esource.run_data(view)
-    fig, _second, tokens = redraw(data, view)
+    fig = main_figure(data, view)
+    tokens = main_tokens(fig)
     notes = tokens["main_notes"]
     texts = {n["text"] for n, t in zip(fig["layout"]["annotations"], notes, strict=True) if t}
     assert set(notes) == {"", "baseline~main"} and "+27.2%" in texts
     hidden = RunView.parse(f"unofficialRun={RUN}&baseline=main&at=15&hide=baseline~main")[0]
-    patch, _ = chart_patches(data, hidden, tokens, axes_changed=False)
+    patch = chart_patch(data, hidden, tokens, "main", axes_changed=False)
     ops = patch.to_plotly_json()["operations"]
     shown = {
         tuple(op["location"]): op["params"]["value"]
@@ -327,7 +327,7 @@ def test_hiding_the_baseline_from_the_legend_hides_its_uplift_labels(esource: Da
     }
     want = {("layout", "annotations", i, "visible"): False for i, t in enumerate(notes) if t}
     assert shown == want
-    patch, _ = chart_patches(data, view, tokens, axes_changed=False)
+    patch = chart_patch(data, view, tokens, "main", axes_changed=False)
     ops = patch.to_plotly_json()["operations"]
     assert {
         tuple(op["location"]): op["params"]["value"]

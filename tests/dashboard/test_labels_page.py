@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dashboard import figures
 from dashboard.data import DataSource
-from dashboard.pages import run as run_page
+from dashboard.pages import run_charts as charts
 from dashboard.state import LABEL_CHOICES, RunView
 
 
@@ -16,7 +16,7 @@ def test_parallelism_is_a_label_choice() -> None:
 
 def test_points_are_labelled_and_legends_prefixed(source: DataSource) -> None:
     view = RunView(runs=("dsr1",), labels="parallelism")
-    fig = run_page.main_figure(source.run_data(view), view)
+    fig = charts.main_figure(source.run_data(view), view)
     texts = {
         x for t in fig["data"] if "text" in t and isinstance(t["text"], list) for x in t["text"]
     }
@@ -27,7 +27,7 @@ def test_points_are_labelled_and_legends_prefixed(source: DataSource) -> None:
 
 def test_hover_shows_the_full_topology(source: DataSource) -> None:
     view = RunView(runs=("dsr1",))
-    fig = run_page.main_figure(source.run_data(view), view)
+    fig = charts.main_figure(source.run_data(view), view)
     points = [t for t in fig["data"] if t.get("customdata") and t["mode"].startswith("markers")]
     topo = points[0]["customdata"][0][10]
     assert (

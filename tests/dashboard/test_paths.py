@@ -23,6 +23,7 @@ from analysis import analyze_points, prune_list
 from dashboard.data import DataSource, RunData
 from dashboard.ids import Id
 from dashboard.pages import index, points, run
+from dashboard.pages import run_charts as charts
 from dashboard.pages import run_tables as t
 from dashboard.pruning import MASTERS_DIR, yaml_problem
 from dashboard.state import IndexView, RunView
@@ -158,13 +159,13 @@ def test_the_pinned_point_round_trips(ctx: Any, source: DataSource) -> None:
 
 def test_log_x_with_rank_at_x_keeps_a_sane_axis(source: DataSource) -> None:
     view = RunView(runs=("dsr1",), at=40.0, logx=True)
-    fig = run.main_figure(source.run_data(view), view)
+    fig = charts.main_figure(source.run_data(view), view)
     label = fig["layout"]["annotations"][0]
     assert label["x"] == pytest.approx(math.log10(40))  # not 40, which a log axis reads as 1e40
     assert fig["layout"]["shapes"][0]["x0"] == 40  # shapes take the value itself
     linear = RunView(runs=("dsr1",), at=40.0)
-    main, _ = run.chart_patches(
-        source.run_data(view), linear, {"main": [], "second": []}, axes_changed=True
+    main = charts.chart_patch(
+        source.run_data(view), linear, {"main": []}, "main", axes_changed=True
     )
     ops = {tuple(o["location"]): o["params"] for o in main.to_plotly_json()["operations"]}
     assert ops[("layout", "annotations", 0, "x")] == {"value": 40}
@@ -228,7 +229,7 @@ def test_the_index_dates_an_undated_run_by_its_ingest_and_lists_every_model(
 
 def test_the_hover_counts_profiled_requests_not_warm_up(source: DataSource) -> None:
     view = RunView(runs=("29337493492",))
-    fig = run.main_figure(source.run_data(view), view)
+    fig = charts.main_figure(source.run_data(view), view)
     trace = next(tr for tr in fig["data"] if tr.get("customdata") is not None)
     assert "requests ok/profiled" in trace["hovertemplate"]
     counts = {c[6] for tr in fig["data"] for c in tr.get("customdata") or []}
@@ -237,9 +238,9 @@ def test_the_hover_counts_profiled_requests_not_warm_up(source: DataSource) -> N
 
 def test_the_chart_title_names_the_run_the_model_and_the_axes(source: DataSource) -> None:
     view = RunView(runs=("dsr1",))
-    title = run.main_figure(source.run_data(view), view)["layout"]["title"]["text"]
+    title = charts.main_figure(source.run_data(view), view)["layout"]["title"]["text"]
     assert title == "Total tok/s/GPU vs Interactivity, median · run dsr1 · dsr1"
-    second = run.second_figure(source.run_data(view), view)["layout"]["title"]["text"]
+    second = charts.second_figure(source.run_data(view), view)["layout"]["title"]["text"]
     assert second.startswith("Total tok/s/GPU vs E2E latency, median · run dsr1")
 
 

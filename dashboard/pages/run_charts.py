@@ -1,0 +1,120 @@
+"""The run page's two charts: their figures, their legend tokens and the display-only patches
+of drawn charts. The main chart is in the page's first layout; the second chart's figure is
+asked for once the main chart is drawn (`RunCallbacks.on_second`), so its analysis never delays
+the first point, and it draws in the frame's placeholder (`second_frame`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from dash import Patch
+
+from dashboard import figures, style
+from dashboard.affects import Part, fields_affecting, fields_sparing
+from dashboard.data import RunData
+from dashboard.state import RunView
+from ingest.schema import Col
+
+
+def chart_title(data: RunData, view: RunView, x: str) -> str:
+    """A chart's title: its axes, the runs and the models, so a downloaded PNG or SVG says what
+    it shows (escaped: model names come from result files)."""
+    axes = f"{style.axis_title(view.y).split(' (')[0]} vs {style.axis_title(x).split(' (')[0]}"
+    models = sorted({str(m) for m in data.points.get_column(Col.MODEL_PREFIX).drop_nulls()})
+    if not models:
+        models = sorted({str(m) for m in data.points.get_column(Col.MODEL).drop_nulls()})
+    runs = f"run{'s' if len(view.runs) > 1 else ''} {', '.join(view.runs)}"
+    parts = [axes, runs, ", ".join(models[:4]) + (" …" if len(models) > 4 else "")]
+    return style.inert(" · ".join(p for p in parts if p))
+
+
+def at_label_x(at: float, logx: bool) -> float:
+    """Where the "rank arms at x" label goes: plotly places annotations on a log axis by the
+    log of the value (shapes by the value itself), so a label at 40 on a log axis would stretch
+    the axis to 1e40."""
+    return math.log10(at) if logx else at
+
+
+def _place_at_label(fig: figures.Figure, view: RunView) -> figures.Figure:
+    if view.at is not None and view.logx:
+        for note in fig["layout"].get("annotations") or []:
+            if note.get("x") == view.at and note.get("yref") == "paper" and "xref" not in note:
+                note["x"] = at_label_x(view.at, True)
+    return fig
+
+
+def main_figure(data: RunData, view: RunView) -> figures.Figure:
+    """The throughput-vs-interactivity chart of a view."""
+    a = data.analysis
+    return _place_at_label(_main_figure(data, view, a), view)
+
+
+def _main_figure(data: RunData, view: RunView, a: Any) -> figures.Figure:
+    return figures.frontier_figure(
+        data.main_plane, a.arm_frontiers, a.group_frontiers, x=view.x, y=view.y, runs=view.runs,
+        arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
+        logx=view.logx, logy=view.logy, pinned=view.point, at=view.at,
+        title=chart_title(data, view, view.x), baseline=data.baseline, y_title=data.y_title(),
+    )  # fmt: skip
+
+
+def second_figure(data: RunData, view: RunView) -> figures.Figure:
+    """The throughput-vs-latency chart of a view."""
+    a = data.second
+    return figures.frontier_figure(
+        data.second_plane, a.arm_frontiers, a.group_frontiers, x=view.x2, y=view.y, runs=view.runs,
+        arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
+        logx=view.logx, logy=view.logy, pinned=view.point, legend=False,
+        title=chart_title(data, view, view.x2), y_title=data.y_title(),
+    )  # fmt: skip
+
+
+# Fields whose change leaves the charts alone, and those a patch of the drawn charts can show
+# (from the fields' `affects` markers in dashboard/state.py).
+FIGURE_NEUTRAL = fields_sparing(RunView, Part.CHARTS, Part.CHART_STYLE)
+PATCHABLE = frozenset(fields_affecting(RunView, Part.CHART_STYLE))
+
+
+def second_frame(data: RunData, view: RunView) -> figures.Figure:
+    """The second chart before its figure arrives: `second_figure`'s layout without traces,
+    built without the second chart's analysis (the figure follows the first chart's draw)."""
+    layout = style.base_layout(
+        chart_title(data, view, view.x2), view.x2, view.y, view.logx, view.logy,
+        revision=figures.revision(view.runs, view.x2, view.y, view.logx, view.logy),
+        y_title=data.y_title(),
+    )  # fmt: skip
+    layout["showlegend"] = False
+    layout["annotations"] = []  # the second chart has no notes (no "rank arms at x" line)
+    return {"data": [], "layout": layout}
+
+
+def main_tokens(fig: figures.Figure) -> dict[str, list[str]]:
+    """The main chart's legend tokens (per trace, per annotation), for patches and legend clicks."""
+    return {"main": figures.trace_tokens(fig), "main_notes": figures.note_tokens(fig)}
+
+
+def second_tokens(fig: figures.Figure, view: RunView) -> dict[str, Any]:
+    """The second chart's tokens, with the view its figure was drawn for."""
+    return {
+        "query": view.query(),
+        "second": figures.trace_tokens(fig),
+        "second_notes": figures.note_tokens(fig),
+    }
+
+
+def chart_patch(
+    data: RunData, view: RunView, tokens: dict[str, Any], which: str, *, axes_changed: bool
+) -> Patch:
+    """A display-only update of the drawn main (`which` "main") or second chart."""
+    plane, x = (data.main_plane, view.x) if which == "main" else (data.second_plane, view.x2)
+    patch = figures.display_patch(
+        tokens=tokens.get(which, []), hidden=view.hide, pinned=figures.pinned_xy(plane, view.point),
+        logx=view.logx, logy=view.logy, axes_changed=axes_changed,
+        revision=figures.revision(view.runs, x, view.y, view.logx, view.logy),
+        notes=tokens.get(f"{which}_notes", []),
+    )  # fmt: skip
+    if which == "main" and axes_changed and view.at is not None:
+        # The "rank arms at x" label is the main chart's first annotation (see _place_at_label).
+        patch["layout"]["annotations"][0]["x"] = at_label_x(view.at, view.logx)
+    return patch
