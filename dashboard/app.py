@@ -31,6 +31,7 @@ from dash import Dash, Input, Output, State, html
 
 from dashboard import components as c
 from dashboard import compress, export, static_page, urls
+from dashboard.cache import LRU
 from dashboard.context import AppContext
 from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
@@ -180,20 +181,27 @@ def plotly_bundle(source: DataSource) -> ChartsOf:
 
 def static_pages(ctx: AppContext, kept: static_page.Prerendered) -> StaticOf:
     """The static overlay of a run page's HTML (see dashboard/static_page.py), empty on other
-    pages or when its chart cannot be drawn statically."""
+    pages or when its chart cannot be drawn statically. A page is rendered once per version of
+    what it reads (`DataSource.page_version`): a shared link opened again, a reload or the
+    back button (which reloads) gets the page, its overlay and its layout without rendering."""
+    rendered = LRU(8)
+
+    def draw(path: str, query: str) -> tuple[str, Any]:
+        active, content = render(ctx, path, query)
+        tree = c.shell(content, active)
+        return static_page.page_markup(tree, Id.MAIN_CHART, label="Frontier chart") or "", tree
 
     def static_of(path: str, query: str) -> str:
         if path.rstrip("/") != urls.RUN_PATH or len(query) > MAX_QUERY_BYTES:
             return ""
         try:
-            active, content = render(ctx, path, query)
-            tree = c.shell(content, active)
-            markup = static_page.page_markup(tree, Id.MAIN_CHART, label="Frontier chart")
+            version = ctx.source.page_version(RunView.parse(query)[0].runs)
+            markup, tree = rendered.get((path, query, version), lambda: draw(path, query))
         except Exception:  # the page still works without it: Dash renders it as before
             log.exception("the static first chart of %s?%s could not be drawn", path, query)
             return ""
         kept.put((path, query), tree)
-        return markup or ""
+        return markup
 
     return static_of
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -107,6 +108,13 @@ class DataSource:
         version = data_version(self.store, view.runs)
         key = ("run", data_view, version)
         return self._cache.get(key, lambda: RunData(self, data_view, version))
+
+    def page_version(self, runs: Sequence[str]) -> tuple[Any, ...]:
+        """What a run page of `runs` reads beyond the app's settings: the store files of its
+        data (which include the runs catalog, so any ingest changes it) and the master configs
+        its prune controls list."""
+        configs = sorted(self.master_configs().items())
+        return (data_version(self.store, runs), tuple((n, file_version(p)) for n, p in configs))
 
     def evals(self, runs: Sequence[str]) -> pl.DataFrame:
         """The eval rows of some runs (read again when one of their eval files changes)."""

@@ -14,12 +14,17 @@ import math
 import re
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dashboard import static_chart, static_page
+from dashboard.app import create_app
+from ingest.pipeline import ingest_paths
+from ingest.store import Store
 from tests.dashboard.browser import open_page, wait
+from tests.dashboard.conftest import FIXTURES, RUNS
 
 SVG = "{http://www.w3.org/2000/svg}"
 STATES = (
@@ -268,3 +273,43 @@ def test_static_chart_is_replaced_in_place(driver: Any, live_url: str, query: st
     assert _matched(static_pts, live_pts, tol=4.0), (
         "the static points are not where plotly draws them"
     )
+
+
+def test_a_page_is_rendered_once_per_version_of_what_it_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run page's HTML and layout are rendered once and served again until an ingest (or a
+    master config) changes what the page reads; then the page is rendered anew and shows it."""
+    from dashboard import app as app_module
+
+    store = Store(tmp_path / "store")
+    rel, meta = RUNS["dsr1"]
+    ingest_paths([FIXTURES / rel], store, run_id="dsr1", run_meta=meta)
+    client = create_app(store).server.test_client()
+    renders: list[tuple[str, str]] = []
+    real = app_module.render
+    monkeypatch.setattr(  # a spy: the real renderer runs and is counted
+        app_module, "render", lambda ctx, path, q: renders.append((path, q)) or real(ctx, path, q)
+    )
+    page = "/inference?unofficialRun=dsr1"
+
+    def visit() -> tuple[str, bytes]:
+        """The page's static overlay (the rest of its HTML holds a per-request id) and layout."""
+        html = client.get(page).get_data(as_text=True)
+        overlay = html[
+            html.index('<div id="static-page"') : html.index('<div id="react-entry-point"')
+        ]
+        layout = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}"})
+        return overlay, layout.get_data()
+
+    first, again = visit(), visit()
+    assert first == again and "<svg" in first[0]
+    assert renders == [("/inference", "unofficialRun=dsr1")]  # the second visit rendered nothing
+    rel, meta = RUNS["dsr1-rerun"]
+    ingest_paths([FIXTURES / rel], store, run_id="dsr1-rerun", run_meta=meta)
+    after = visit()
+    assert len(renders) == 2 and after != first
+    assert b"dsr1-rerun" in after[1] and b"dsr1-rerun" not in first[1]  # the runs picker lists it
+    (store.root / "master-configs").mkdir(exist_ok=True)
+    (store.root / "master-configs" / "nightly.yaml").write_text("dsr1-fp8-b200-sglang: {}\n")
+    assert visit() != after and len(renders) == 3
