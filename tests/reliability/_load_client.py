@@ -5,9 +5,10 @@ the server it measures).
 
 SPEC: {"base": url, "users": n, "seconds": s, "think": [lo, hi], "seed": k, "runs": [...],
 "compare": [a, b]}. Each user opens the index, then repeatedly (with a think time) opens a run
-page (its HTML and the layout, which carries the first chart), changes a control on it (the
-run page's controls callback, posted as the Dash renderer posts it), downloads a CSV export, or
-opens the index or the compare page. Prints {"samples": [[kind, seconds, status], ...],
+page (its HTML and the layout, which carries the first chart, then the second chart's callback
+the page posts once the first is drawn), changes a control on it (both charts' callbacks,
+posted together as the Dash renderer posts them), downloads a CSV export, or opens the index or
+the compare page. Prints {"samples": [[kind, seconds, status], ...],
 "errors": [...], "loop_lag": [seconds, ...]} as one JSON line (`loop_lag`: how late the client's
 event loop woke from 20 ms sleeps, the part of every latency that is the load generator's own).
 """
@@ -57,11 +58,9 @@ def _controls(layout: Any) -> tuple[list[dict[str, Any]], list[Any], list[Any], 
     return ids, values, options, tokens[0]
 
 
-def _change(
-    rng: random.Random, dep: dict[str, Any], page: tuple[Any, ...], search: str
-) -> dict[str, Any]:
-    """The callback request for changing one control of the run page."""
-    ids, values, options, tokens = page
+def _changed(rng: random.Random, page: tuple[Any, ...]) -> tuple[list[Any], int]:
+    """The run page's control values with one control changed, and which."""
+    ids, values, options, _tokens = page
     values = list(values)
     choices = [i for i, cid in enumerate(ids) if cid["field"] in _CHANGES and options[i]]
     k = rng.choice(choices)
@@ -70,10 +69,22 @@ def _change(
         values[k] = [rng.choice(opts)]
     else:
         values[k] = rng.choice([o for o in opts if o != values[k]] or opts)
+    return values, k
+
+
+def _outputs(dep: dict[str, Any]) -> list[dict[str, str]]:
     outs = dep["output"].strip(".").split("...")
+    return [dict(zip(("id", "property"), o.split(".", 1), strict=True)) for o in outs]
+
+
+def _change(
+    dep: dict[str, Any], page: tuple[Any, ...], values: list[Any], k: int, search: str
+) -> dict[str, Any]:
+    """The main chart's callback request for the control values `values` (control `k` changed)."""
+    ids, _values, _options, tokens = page
     return {
         "output": dep["output"],
-        "outputs": [dict(zip(("id", "property"), o.split(".", 1), strict=True)) for o in outs],
+        "outputs": _outputs(dep),
         "inputs": [
             [{"id": i, "property": "value", "value": v} for i, v in zip(ids, values, strict=True)]
         ],
@@ -83,6 +94,28 @@ def _change(
             {"id": "trace-tokens", "property": "data", "value": tokens},
         ],
         "changedPropIds": [json.dumps(ids[k], **_KEY) + ".value"],
+    }
+
+
+def _second(
+    dep: dict[str, Any], page: tuple[Any, ...], values: list[Any], k: int | None, built: Any
+) -> dict[str, Any]:
+    """The second chart's callback request: after the first draw (`k` None: tables-ready set)
+    or for a change of control `k`; `built` is the second-tokens store."""
+    ids = page[0]
+    changed = "tables-ready.data" if k is None else json.dumps(ids[k], **_KEY) + ".value"
+    return {
+        "output": dep["output"],
+        "outputs": _outputs(dep),
+        "inputs": [
+            [{"id": i, "property": "value", "value": v} for i, v in zip(ids, values, strict=True)],
+            {"id": "tables-ready", "property": "data", "value": 1},
+        ],
+        "state": [
+            [{"id": i, "property": "id", "value": i} for i in ids],
+            {"id": "second-tokens", "property": "data", "value": built},
+        ],
+        "changedPropIds": [changed],
     }
 
 
@@ -107,7 +140,7 @@ async def _get(
 
 async def _post(
     client: httpx.AsyncClient, kind: str, url: str, body: Any, out: dict[str, Any]
-) -> None:
+) -> httpx.Response | None:
     t0 = time.perf_counter()
     try:
         resp = await client.post(url, json=body, headers={"X-Load-Kind": kind})
@@ -115,8 +148,10 @@ async def _post(
         # 204: the change needed no new output (Dash's no_update); anything else must be 200.
         if resp.status_code not in (200, 204):
             out["errors"].append(f"{kind} {url}: HTTP {resp.status_code} {resp.text[:300]}")
+        return resp
     except httpx.HTTPError as exc:
         out["errors"].append(f"{kind} {url}: {type(exc).__name__}: {exc}")
+        return None
 
 
 async def _user(
@@ -133,6 +168,8 @@ async def _user(
     if "deps" not in out:
         out["deps"] = (await client.get("/_dash-dependencies")).json()
     dep = next(d for d in out["deps"] if "main-chart.figure" in d["output"])
+    dep2 = next(d for d in out["deps"] if "second-figure.data" in d["output"])
+    built: dict[str, Any] = out["second"]  # a run's second-tokens store, as first drawn
     while time.monotonic() < deadline:
         await asyncio.sleep(rng.uniform(lo, hi))
         if time.monotonic() >= deadline:
@@ -151,9 +188,28 @@ async def _user(
                 if run not in known:
                     known[run] = _controls(resp.json())
                 pages[run] = known[run]
+                # Once the first chart is drawn the page asks for the second one.
+                body = _second(dep2, pages[run], list(pages[run][1]), None, None)
+                got = await _post(client, "second_chart", "/_dash-update-component", body, out)
+                if run not in built and got is not None and got.status_code == 200:
+                    built[run] = got.json()["response"]["second-tokens"]["data"]
         elif roll < 0.75:
-            body = _change(rng, dep, pages[run], "?" + page.split("?", 1)[1])
-            await _post(client, "filter_change", "/_dash-update-component", body, out)
+            # One control change: both charts' callbacks, posted together; the user has both
+            # charts updated when the later one answers.
+            values, k = _changed(rng, pages[run])
+            search = "?" + page.split("?", 1)[1]
+            t0 = time.perf_counter()
+            await asyncio.gather(
+                _post(
+                    client, "filter_change", "/_dash-update-component",
+                    _change(dep, pages[run], values, k, search), out,
+                ),
+                _post(
+                    client, "filter_change_second", "/_dash-update-component",
+                    _second(dep2, pages[run], values, k, built.get(run)), out,
+                ),
+            )  # fmt: skip
+            out["samples"].append(["filter_change_both", time.perf_counter() - t0, 200])
         elif roll < 0.85:
             await _get(client, "export", f"/export/points.csv?unofficialRun={quote(run)}", out)
         elif roll < 0.95:
@@ -174,7 +230,13 @@ async def _lag(out: dict[str, Any], deadline: float) -> None:
 
 
 async def _main(spec: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"samples": [], "errors": [], "controls": {}, "loop_lag": []}
+    out: dict[str, Any] = {
+        "samples": [],
+        "errors": [],
+        "controls": {},
+        "second": {},
+        "loop_lag": [],
+    }
     deadline = time.monotonic() + spec["seconds"]
     # One connection pool for every user (a connection each, as browsers keep theirs); one
     # client, so the load generator does not spend its CPU building 50 of them.
@@ -185,6 +247,7 @@ async def _main(spec: dict[str, Any]) -> dict[str, Any]:
             *(_user(i, spec, out, deadline, client) for i in range(spec["users"])),
         )
     out.pop("controls")
+    out.pop("second")
     out.pop("deps", None)
     return out
 
