@@ -316,7 +316,8 @@ def profile(root: Path, big: str, calls: int = 20) -> list[str]:
     out: list[str] = []
     referer = {"Referer": f"http://localhost{urls.runs(big)}"}
     jobs: dict[str, Callable[[], object]] = {
-        "filter change (`RunCallbacks.on_controls`, JSON-encoded)": lambda: page.filter_change(
+        "filter change (`RunCallbacks.on_controls` profiled, JSON-encoded; the CPU per call "
+        "includes `on_second`, run beside it in a thread)": lambda: page.filter_change(
             big, next(cyc)
         ),
         "first render (`/_dash-layout` of the run page, warm analysis cache)": lambda: (
