@@ -113,6 +113,7 @@ class _Dash(Dash):
             )
             if later:
                 scripts, renderer = later, ""
+                css = static_page.inline_styles(css, ASSETS, self.get_asset_url(""))
             app_entry = static + app_entry
         page = super().interpolate_index(  # type: ignore[no-untyped-call]  # Dash's own, untyped
             metas=metas + self._preloads(), title=title, css=css, config=config,

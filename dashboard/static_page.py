@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -35,6 +36,7 @@ __all__ = [
     "OVERLAY_ID",
     "Prerendered",
     "find_graph",
+    "inline_styles",
     "page_markup",
     "scripts_after_paint",
 ]
@@ -52,6 +54,23 @@ _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 _SCRIPT_TAG = re.compile(r'<script src="([^"<>]+)"></script>')
 DEFAULT_RENDERER = "var renderer = new DashRenderer();"
 AFTER_PAINT = "paretolens/after-paint"
+
+
+def inline_styles(css: str, assets: Path, prefix: str) -> str:
+    """Dash's stylesheet links (`css`) to the app's own assets (URL `prefix` + file name, under
+    `assets`) as `<style>` elements, so the first paint of a page with a static chart waits for
+    no request: a stylesheet request queued behind the page's preloads at the server (its
+    `/_dash-layout` holds the interpreter) held it. Links to anything else stay links."""
+
+    def inline(m: re.Match[str]) -> str:
+        path = assets / m.group(1)
+        if "/" in m.group(1) or not path.is_file():
+            return m.group(0)
+        text = path.read_text(encoding="utf-8").replace("</", "<\\/")
+        return f"<style data-href={quoteattr(m.group(1))}>{text}</style>"
+
+    pattern = rf'<link rel="stylesheet" href="{re.escape(prefix)}([^"?/]+\.css)(?:\?[^"]*)?">'
+    return re.sub(pattern, inline, css)
 
 
 def scripts_after_paint(scripts: str, renderer: str, boot_url: str) -> str | None:

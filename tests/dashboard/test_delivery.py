@@ -142,3 +142,16 @@ def test_a_page_with_a_static_chart_runs_its_scripts_after_the_first_paint(clien
     assert '<script id="_dash-renderer" src="/assets/boot.js"></script>' in run
     status, _, boot = _get(client, "/assets/boot.js")
     assert status == 200 and b'script[type="paretolens/after-paint"]' in boot
+
+
+def test_a_page_with_a_static_chart_carries_its_stylesheet(client: Any) -> None:
+    """Its first paint waits for no request: the app's stylesheet is in the HTML (the same
+    bytes as /assets/app.css); other pages link it."""
+    css = _get(client, "/assets/app.css")[2].decode()
+    run = client.get("/inference?unofficialRun=dsr1").get_data(as_text=True)
+    head = run.split("</head>")[0]
+    assert f'<style data-href="app.css">{css}</style>' in head
+    assert 'rel="stylesheet"' not in head and ".static-page" in css
+    index = client.get("/").get_data(as_text=True)
+    assert re.search(r'<link rel="stylesheet" href="/assets/app\.css\?m=[0-9.]+">', index)
+    assert "<style" not in index.split("</head>")[0]
