@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import re
 import shutil
 import tempfile
 import time
@@ -114,8 +115,10 @@ def with_findings(results: str, findings: str) -> str:
     lines = results.splitlines()
     summary = lines.index("## Summary")
     start = next(i for i in range(summary + 1, len(lines)) if lines[i].startswith("## "))
-    titles = tuple(f"## {title}" for _, _, title in SUITES)
-    end = next(i for i in range(start, len(lines)) if lines[i].startswith(titles))
+    # A suite's section title is its SUITES title, alone or followed by " (...)"; a finding's
+    # heading may begin with the same words ("## Ingest after ...").
+    suite = re.compile("|".join(rf"## {re.escape(t)}( \(.*)?" for _, _, t in SUITES))
+    end = next(i for i in range(start, len(lines)) if suite.fullmatch(lines[i]))
     return "\n".join([*lines[:start], findings.rstrip(), "", *lines[end:]]).rstrip() + "\n"
 
 

@@ -27,6 +27,10 @@ old text
 
 more old text
 
+## Ingest after the format work (a finding whose heading begins like a suite's)
+
+still old text
+
 ## Frontier and verdicts (full mode: 1,000,000 points, 10,000 arms)
 
 #### a figure
@@ -47,7 +51,7 @@ def test_the_findings_part_is_replaced_and_the_figures_kept() -> None:
         RESULTS.split("## Frontier and verdicts")[1],
     )
     assert out == head + new + "\n## Frontier and verdicts" + tail
-    assert "old text" not in out and out.count("## Summary") == 1
+    assert "old text" not in out and out.count("## Summary") == 1 and "Ingest after" not in out
     assert with_findings(out, new) == out  # idempotent
 
 
