@@ -77,21 +77,21 @@ COLUMNS: Mapping[str, Column] = {
 }
 
 
+def _declared(col: str) -> ColumnSpec | Column | None:
+    """Where a column any table may carry is declared: the schema, else the analysis columns."""
+    spec = _spec(col)
+    return spec if spec is not None else COLUMNS.get(col)
+
+
 def column_unit(col: str) -> str:
     """Unit of a column any table may carry: the schema's, else the analysis column's."""
-    spec = _spec(col)
-    if spec is not None:
-        return spec.unit
-    known = COLUMNS.get(col)
+    known = _declared(col)
     return known.unit if known is not None else ""
 
 
 def column_description(col: str) -> str:
     """What a column any table may carry means: the schema's words, else the analysis column's."""
-    spec = _spec(col)
-    if spec is not None:
-        return spec.description
-    known = COLUMNS.get(col)
+    known = _declared(col)
     return known.description if known is not None else ""
 
 
