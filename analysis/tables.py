@@ -83,6 +83,11 @@ def _declared(col: str) -> ColumnSpec | Column | None:
     return spec if spec is not None else COLUMNS.get(col)
 
 
+def headed(col: str, unit: str) -> str:
+    """'p99_ttft (s)': a column's name with its unit, as every table header shows it."""
+    return f"{col} ({unit})" if unit else col
+
+
 def column_unit(col: str) -> str:
     """Unit of a column any table may carry: the schema's, else the analysis column's."""
     known = _declared(col)
@@ -159,8 +164,7 @@ class Table:
 
     def header(self, col: str) -> str:
         """'p99_ttft (s)': the column with its unit."""
-        u = self.unit(col)
-        return f"{col} ({u})" if u else col
+        return headed(col, self.unit(col))
 
     def description(self, col: str) -> str:
         """What a column means: the schema's description, the table's own, the analysis one's."""

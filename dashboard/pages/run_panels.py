@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 from dash import dcc, html
 
-from analysis.tables import column_description, column_unit
+from analysis.tables import column_description, column_unit, headed
 from dashboard import components as c
 from dashboard import series, style, urls
 from dashboard.data import RunData
@@ -314,10 +314,7 @@ def detail_panel(data: RunData, view: RunView) -> list[Any]:
         [
             html.Tr(
                 [
-                    html.Td(
-                        k if not column_unit(k) else f"{k} ({column_unit(k)})",
-                        title=column_description(k),
-                    ),
+                    html.Td(headed(k, column_unit(k)), title=column_description(k)),
                     html.Td(_value(v)),
                 ]
             )
