@@ -90,22 +90,16 @@ class Page:
             raise RuntimeError(f"the layout of {path} has no main chart")
         values, ids = self.controls(run_id)
         # Once the first chart is drawn the page asks for the open table and the second chart
-        # together; the server answers the two requests side by side (a thread each).
-        worker: threading.Thread | None = None
-        if hasattr(self.callbacks, "on_second"):
+        # together; the server answers the two requests side by side.
 
-            def second() -> None:
-                fig, self._built[run_id] = self.callbacks.on_second(values, ids, 1, None)
-                _encode((fig, self._built[run_id]))
+        def second() -> None:
+            fig, self._built[run_id] = self.callbacks.on_second(values, ids, 1, None)
+            _encode((fig, self._built[run_id]))
 
-            worker = threading.Thread(target=second, name="second-chart")
-        t = time.perf_counter()
-        if worker is not None:
-            worker.start()
-        _encode(self.callbacks.on_tables(values, ids, time.time(), None))
-        if worker is not None:
-            worker.join()
-        out["tables and second chart" if worker is not None else "tables"] = time.perf_counter() - t
+        def tables() -> None:
+            _encode(self.callbacks.on_tables(values, ids, time.time(), None))
+
+        out["tables and second chart"] = _side_by_side(tables, second)[1]
         out["total"] = sum(out.values())
         return out
 
@@ -129,23 +123,15 @@ class Page:
         args: list[Any] = [values, ids, "?" + urls.runs(run_id).split("?", 1)[1]]
         if "tokens" in inspect.signature(self.callbacks.on_controls).parameters:
             args.append(self.tokens(run_id))  # the page's trace tokens (a dcc.Store), as State
-        worker: threading.Thread | None = None
-        if hasattr(self.callbacks, "on_second"):
-            built = self.second_built(run_id)
+        built = self.second_built(run_id)
 
-            def second() -> None:
-                with contextlib.suppress(PreventUpdate):  # PreventUpdate: the second chart stays
-                    _encode(self.callbacks.on_second(values, ids, 1, built))
+        def second() -> None:
+            with contextlib.suppress(PreventUpdate):  # PreventUpdate: the second chart stays
+                _encode(self.callbacks.on_second(values, ids, 1, built))
 
-            worker = threading.Thread(target=second, name="second-chart")
-        t = time.perf_counter()
-        if worker is not None:
-            worker.start()
-        _encode(self.callbacks.on_controls(*args))
-        self.main_parts.append(time.perf_counter() - t)
-        if worker is not None:
-            worker.join()
-        return time.perf_counter() - t
+        main, both = _side_by_side(lambda: _encode(self.callbacks.on_controls(*args)), second)
+        self.main_parts.append(main)
+        return both
 
     def second_built(self, run_id: str) -> Any:
         """The second chart's state (SECOND_TOKENS) as the run's page first drew it."""
@@ -170,6 +156,18 @@ class Page:
         t = time.perf_counter()
         _encode(self.callbacks.on_tables(values, ids, time.time(), None))
         return time.perf_counter() - t
+
+
+def _side_by_side(main: Callable[[], object], beside: Callable[[], object]) -> tuple[float, float]:
+    """Seconds until `main` has returned and until `beside` (run in a thread, as the server runs
+    two requests the page sends together) has too."""
+    worker = threading.Thread(target=beside, name="beside")
+    t = time.perf_counter()
+    worker.start()
+    main()
+    main_done = time.perf_counter() - t
+    worker.join()
+    return main_done, time.perf_counter() - t
 
 
 def _context_of(app: Any) -> Any:
