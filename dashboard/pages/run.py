@@ -22,9 +22,9 @@ from dashboard.pages import launch, missing
 from dashboard.pages import run_panels as p
 from dashboard.pages import run_tables as t
 from dashboard.pages.run_charts import (
-    FIGURE_NEUTRAL,
-    PATCHABLE,
+    AXES,
     chart_patch,
+    chart_update,
     main_figure,
     main_tokens,
     second_figure,
@@ -184,11 +184,12 @@ class RunCallbacks:
         if view.runs != old.runs:
             return no_update, urls.run(view.replace(hide=(), point=None)), *[no_update] * 4
         data, changed = self.app.source.run_data(view), view.changed(old)
+        update = chart_update(changed)
         figs: tuple[Any, Any]
-        if changed <= FIGURE_NEUTRAL:
+        if update == "none":
             figs = (no_update, no_update)
-        elif changed <= FIGURE_NEUTRAL | PATCHABLE and isinstance(tokens, dict):
-            axes = bool(changed & {"logx", "logy"})
+        elif update == "patch" and isinstance(tokens, dict):
+            axes = bool(changed & AXES)
             figs = (chart_patch(data, view, tokens, "main", axes_changed=axes), no_update)
         else:
             main = main_figure(data, view)
@@ -212,10 +213,11 @@ class RunCallbacks:
         if len(data.missing) == len(view.runs):
             raise PreventUpdate
         changed = view.changed(old) if old is not None else None
-        if changed is not None and changed <= FIGURE_NEUTRAL:
+        update = chart_update(changed)
+        if update == "none":
             raise PreventUpdate
-        if changed is not None and changed <= FIGURE_NEUTRAL | PATCHABLE:
-            axes = bool(changed & {"logx", "logy"})
+        if update == "patch" and changed is not None:
+            axes = bool(changed & AXES)
             patch = chart_patch(data, view, built, "second", axes_changed=axes)
             return patch, {**built, "query": view.query()}
         fig = second_figure(data, view)

@@ -6,7 +6,7 @@ the first point, and it draws in the frame's placeholder (`second_frame`)."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 from dash import Patch
 
@@ -74,6 +74,18 @@ def second_figure(data: RunData, view: RunView) -> figures.Figure:
 # (from the fields' `affects` markers in dashboard/state.py).
 FIGURE_NEUTRAL = fields_sparing(RunView, Part.CHARTS, Part.CHART_STYLE)
 PATCHABLE = frozenset(fields_affecting(RunView, Part.CHART_STYLE))
+AXES = frozenset({"logx", "logy"})
+
+
+def chart_update(changed: set[str] | None) -> Literal["none", "patch", "figure"]:
+    """What a change of these view fields asks of a drawn chart: nothing, a display patch
+    (`chart_patch`, with `axes_changed` when `changed & AXES`) or a new figure (`changed` None:
+    nothing is drawn yet)."""
+    if changed is None:
+        return "figure"
+    if changed <= FIGURE_NEUTRAL:
+        return "none"
+    return "patch" if changed <= FIGURE_NEUTRAL | PATCHABLE else "figure"
 
 
 def second_frame(data: RunData, view: RunView) -> figures.Figure:

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from dashboard import data
 from dashboard.affects import Part, affects, fields_affecting, invalidates
-from dashboard.pages import run
+from dashboard.pages import run_charts as run
 from dashboard.state import (
     DISPLAY_ONLY,
     FILTER_FIELDS,
@@ -125,6 +125,8 @@ def test_the_cache_and_callback_field_sets_follow_from_the_markers() -> None:
     assert set(data.PRUNED_FIELDS) == {*data.MAIN_FIELDS, "neighbours", "arm_frontier", "master"}
     assert {"tab", "ab", "neighbours", "arm_frontier", "master"} == run.FIGURE_NEUTRAL
     assert {"logx", "logy", "hide", "point"} == run.PATCHABLE
+    assert run.chart_update({"tab", "ab"}) == "none" and run.chart_update(None) == "figure"
+    assert run.chart_update({"logx", "tab"}) == "patch" and run.chart_update({"spec"}) == "figure"
 
 
 def test_a_field_without_a_marker_is_refused() -> None:
