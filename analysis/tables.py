@@ -56,7 +56,7 @@ COLUMNS: Mapping[str, Column] = {
         "tasks whose accuracy differs by more than the combined standard error "
         "sqrt(se_b^2 + se_t^2)",
     ),
-    # each arm's accuracy joined to its points (the points table, `dashboard.accuracy`)
+    # each arm's accuracy joined to its points (the points table, `views.accuracy`)
     "accuracy": Column(
         "",
         "every eval task of the arm: task, metric, score ± standard error, n_eff, the "

@@ -16,11 +16,11 @@ import polars as pl
 from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html
 
 from analysis.tables import Table
-from dashboard import urls
+from dashboard.figures.style import RUN_SYMBOLS
 from dashboard.ids import Id, control
-from dashboard.state import TABS
-from dashboard.style import RUN_SYMBOLS
 from ingest.schema import RejectCol, RunCol
+from views import urls
+from views.state import TABS
 
 # Verdict and AL-check colours: Okabe-Ito tints, always alongside the word itself.
 STATUS_STYLES: dict[str, dict[str, str]] = {

@@ -15,13 +15,14 @@ import polars as pl
 from dash import dcc, html
 
 from dashboard import components as c
-from dashboard import style, urls
 from dashboard.context import AppContext
+from dashboard.figures import style
 from dashboard.ids import Id
 from dashboard.pages.run_panels import GRAPH_CONFIG
-from dashboard.state import HistoryView, RunView
-from dashboard.tables import history_table
 from ingest.schema import SPECS, Col, RunCol
+from views import urls
+from views.state import HistoryView, RunView
+from views.tables import history_table
 
 
 def _run_label(r: dict[str, Any]) -> str:

@@ -11,11 +11,11 @@ from typing import Any
 from dash import dcc, html
 
 from dashboard import components as c
-from dashboard import urls
-from dashboard.data import RunData
 from dashboard.ids import Id, control
-from dashboard.state import HistoryView, RunView
-from dashboard.tables import run_table
+from views import urls
+from views.source import RunData
+from views.state import HistoryView, RunView
+from views.tables import run_table
 
 BASELINE_FORMATS = (*urls.EXPORT_FORMATS, "md")
 

@@ -14,9 +14,8 @@ from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html,
 from dash.exceptions import PreventUpdate
 
 from dashboard import components as c
-from dashboard import figures, urls
 from dashboard.context import AppContext
-from dashboard.data import RunData
+from dashboard.figures import frontier
 from dashboard.ids import Id, control
 from dashboard.pages import launch, missing
 from dashboard.pages import run_panels as p
@@ -31,8 +30,10 @@ from dashboard.pages.run_charts import (
     second_frame,
     second_tokens,
 )
-from dashboard.state import RunView
 from ingest.schema import RejectCol, RunCol
+from views import urls
+from views.source import RunData
+from views.state import RunView
 
 TAB_BOXES = (
     ("points", Id.POINTS_BOX),
@@ -284,7 +285,7 @@ class RunCallbacks:
         restyle: Any, tokens: dict[str, list[str]] | None, hidden: list[str] | None
     ) -> list[str]:
         """A legend click hides or shows an arm (and writes `hide=`)."""
-        return figures.hidden_after_restyle(restyle, (tokens or {}).get("main", []), hidden or [])
+        return frontier.hidden_after_restyle(restyle, (tokens or {}).get("main", []), hidden or [])
 
 
 def register(dash_app: Dash, app: AppContext) -> None:

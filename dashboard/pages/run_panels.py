@@ -11,12 +11,14 @@ from dash import dcc, html
 
 from analysis.tables import column_description, column_unit, headed
 from dashboard import components as c
-from dashboard import series, style, urls
-from dashboard.data import RunData
-from dashboard.facets import ARM_NAME, Option
+from dashboard.figures import series, style
 from dashboard.ids import CONTROL, Id, control
 from dashboard.pages import overlays
-from dashboard.state import (
+from ingest.schema import Col, RunCol
+from views import urls
+from views.facets import ARM_NAME, Option
+from views.source import RunData
+from views.state import (
     ENVELOPE_CHOICES,
     FILTERS,
     LABEL_CHOICES,
@@ -26,7 +28,6 @@ from dashboard.state import (
     Y_CHOICES,
     RunView,
 )
-from ingest.schema import Col, RunCol
 
 GRAPH_CONFIG: dcc.Graph.Config = {
     "displaylogo": False,

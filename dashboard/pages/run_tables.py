@@ -10,16 +10,16 @@ import polars as pl
 from dash import dcc, html
 
 from dashboard import components as c
-from dashboard import urls
-from dashboard.accuracy import accuracy_notes
-from dashboard.data import RunData
-from dashboard.facets import ARM_NAME
 from dashboard.ids import Id, control
 from dashboard.pages import overlays as o
 from dashboard.pages.run_panels import choices, dropdown
-from dashboard.state import AB_CHOICES, PRUNE_TOGGLES, RunView
-from dashboard.tables import KEY_POINT_COLUMNS, run_table
 from ingest.schema import SPECS, Col
+from views import urls
+from views.accuracy import accuracy_notes
+from views.facets import ARM_NAME
+from views.source import RunData
+from views.state import AB_CHOICES, PRUNE_TOGGLES, RunView
+from views.tables import KEY_POINT_COLUMNS, run_table
 
 
 def at_readout(data: RunData, view: RunView) -> Any:

@@ -355,8 +355,8 @@ def compare(
     page's `base=main` does (the runs used are named on stderr)."""
     with guard():
         # The compare page's own data (same points, evals, SLO and markdown as /compare).
-        from dashboard.comparing import CompareData
-        from dashboard.state import CompareView
+        from views.compare_data import CompareData
+        from views.state import CompareView
 
         view = CompareView.model_validate(
             {"base": base, "candidate": candidate, "x": x, "y": y, "slo": slo or ""}

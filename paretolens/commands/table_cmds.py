@@ -1,7 +1,7 @@
 """`paretolens table`: any table of the web app, in a script, as its export button gives it.
 
 The command parses the same view model the export URL parses and renders through the same
-registry (`dashboard.table_exports.export_body`), so
+registry (`views.exports.export_body`), so
 
     paretolens table deltas dsr1 --query 'ab=kv_offloading' --format csv
 
@@ -39,7 +39,7 @@ from paretolens.settings import GOLDEN_AL_DIR
 # The dashboard's modules are imported when the command runs, so the other commands start
 # without them.
 if TYPE_CHECKING:
-    from dashboard.table_exports import Export
+    from views.exports import Export
 
 # The page each table's query comes from (what its view model parses).
 _PAGES = {
@@ -53,7 +53,7 @@ _PAGES = {
 
 def _formats(spec: Export) -> list[str]:
     """The --format values of a table: its export formats (markdown for `.md`) and `table`."""
-    from dashboard.table_exports import SUFFIX_OF
+    from views.exports import SUFFIX_OF
 
     by_suffix = {s: f for f, s in SUFFIX_OF.items()}
     return [by_suffix.get(s, s) for s in spec.formats] + ["table"]
@@ -66,7 +66,7 @@ def view_query(spec: Export, query: str, runs: list[str]) -> str:
     Raises:
         UsageError: runs a table's page does not take, or not two for a comparison.
     """
-    from dashboard.state import CompareView, RunView
+    from views.state import CompareView, RunView
 
     q = urlsplit(query).query if "?" in query else query.split("#")[0]
     q = q.lstrip("?")
@@ -85,7 +85,7 @@ def view_query(spec: Export, query: str, runs: list[str]) -> str:
 
 
 def _list() -> None:
-    from dashboard.table_exports import EXPORTS
+    from views.exports import EXPORTS
 
     t = RichTable("table", "query of", "formats", title="Tables (paretolens table NAME ...)")
     for name, spec in EXPORTS.items():
@@ -130,8 +130,8 @@ def table(
     if name is None:
         _list()
         return
-    from dashboard.data import DataSource
-    from dashboard.table_exports import EXPORTS, SUFFIX_OF, ExportError, export_body, export_table
+    from views.exports import EXPORTS, SUFFIX_OF, ExportError, export_body, export_table
+    from views.source import DataSource
 
     with guard(UsageError, ExportError):
         name, dot, suffix = name.rpartition(".") if "." in name else (name, "", "")

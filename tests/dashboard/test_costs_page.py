@@ -11,11 +11,11 @@ import pytest
 
 from analysis.cost import COST_COLUMNS, LABELS, axis_label, load_hardware
 from dashboard.context import AppContext
-from dashboard.data import DataSource
 from dashboard.pages import run as run_page
 from dashboard.pages import run_charts as charts
-from dashboard.state import Y_CHOICES, RunView
 from ingest.schema import Col
+from views.source import DataSource
+from views.state import Y_CHOICES, RunView
 
 B200 = load_hardware().hardware["b200"]
 

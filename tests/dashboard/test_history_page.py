@@ -9,13 +9,13 @@ import polars as pl
 import pytest
 
 from analysis.history import arm_history
-from dashboard import urls
 from dashboard.context import AppContext
-from dashboard.data import DataSource
 from dashboard.pages import history, run_tables
-from dashboard.state import HistoryView, RunView
-from dashboard.tables import history_frame
 from ingest.schema import Col
+from views import urls
+from views.source import DataSource
+from views.state import HistoryView, RunView
+from views.tables import history_frame
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ import yaml
 from selenium.webdriver.common.by import By
 
 from analysis.sweep_config import validate_sweep_config
-from dashboard.data import DataSource
-from dashboard.state import CompareView, RunView
+from views.source import DataSource
+from views.state import CompareView, RunView
 
 from .browser import axis_title, click_at, console_errors, open_page, pick, wait, wait_chart
 

@@ -10,10 +10,10 @@ import polars as pl
 
 from analysis import pruned_json
 from analysis.recipes import config_key, row_identity
-from dashboard.data import DataSource, RunData
-from dashboard.state import RunView
 from ingest.schema import Col
 from runner.sources import plan_from_arms, plan_from_pruned
+from views.source import DataSource, RunData
+from views.state import RunView
 
 RUN = "29337493492"
 BASE = {"name": "full", "commands": {"script": ["bash", "run_point.sh"]}, "timeout_s": 60}

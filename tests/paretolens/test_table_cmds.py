@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner, Result
 
-from dashboard.table_exports import EXPORTS, SUFFIX_OF
 from ingest.store import Store
 from paretolens.cli import app
+from views.exports import EXPORTS, SUFFIX_OF
 
 # A view of every table that has rows to show: the DeepSeek-R1 offload sweep with its A/B axis, a
 # target interactivity and its rerun as the baseline; the pruned list of the Kimi sweeps (the

@@ -369,7 +369,7 @@ Found outside `ingest/` and reported to their owners:
   and a loopback host, so a cross-site form could make the server fetch a run into the store.
   Fixed: fetching from the web needs the app token like every other change; now a test here
   (`test_fetch_refuses_a_cross_site_form_with_no_token_configured`).
-- `dashboard/data.py` `DataSource._catalog` collected `store.scan_points()` lazily itself, so it
+- `views/source.py` `DataSource._catalog` collected `store.scan_points()` lazily itself, so it
   failed transiently while an ingest renamed a run file (2 of 238 catalog reads during concurrent
   ingests, "File out of specification"). Fixed: it and `serve_cmds.sample_view` use
   `store.collect(...)`.
@@ -381,7 +381,7 @@ Found outside `ingest/` and reported to their owners:
 Found from outside (issue 17: an attack and crash campaign) and fixed, each with a test in
 `tests/reliability/test_defects.py` that failed before:
 
-- `dashboard/state.py` `_ids`: a run id with a space or brackets (the CLI's default id is the
+- `views/state.py` `_ids`: a run id with a space or brackets (the CLI's default id is the
   directory name) failed the URL model's id pattern, so `/` answered 400 for everyone and the run's
   page could not be opened. Now one rule in `ingest/store.py` (`check_run_id`, called by
   `ingest_paths` before anything is written, with a suggested id) and a tolerant one on read.
@@ -407,7 +407,7 @@ Found from outside (issue 17: an attack and crash campaign) and fixed, each with
 - `ingest/artifacts.py` `_read_file`, `_walk`, `safe_extract`: `ingest /dev/zero` read without
   bound (the limit checked the reported size), a FIFO blocked ingest forever, and special files
   in a directory were skipped without a word.
-- `dashboard/pages/jobs.py`, `pages/launch.py`, `pages/missing.py`, `dashboard/export.py`:
+- `dashboard/pages/jobs.py`, `pages/launch.py`, `pages/missing.py`, `dashboard/routes.py`:
   unhandled 500s (`KeyError` for an unknown point, `TypeError` for a non-string token, a polars
   regex-size error for a 1 MB search, Dash's `DependencyException` for `../` under
   `/_dash-component-suites`), each logging the request's text in full (about 1 MB a request).

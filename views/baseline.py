@@ -27,11 +27,11 @@ from analysis.baseline import (
 from analysis.compare import comparison_markdown
 from analysis.interpolate import frontier_gap
 from analysis.slo import parse_slo
-from dashboard.accuracy import comparison_evals
-from dashboard.facets import ARM_NAME, filter_expr
-from dashboard.planes import table_plane
-from dashboard.state import RunView
 from ingest.schema import DEFAULT_GROUP, Col, RunCol
+from views.accuracy import comparison_evals
+from views.facets import ARM_NAME, filter_expr
+from views.planes import table_plane
+from views.state import RunView
 
 # The per-arm uplift table's columns (the rest of compare_runs' `arms`, then the arm's name).
 UPLIFT_COLUMNS = (

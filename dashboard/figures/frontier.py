@@ -13,20 +13,8 @@ from typing import Any
 import polars as pl
 
 from analysis import Frontier
-from dashboard.baselines import Baseline
-from dashboard.chart_updates import (
-    display_patch,
-    hidden_after_restyle,
-    note_tokens,
-    pinned_xy,
-    revision,
-    trace_tokens,
-    uplift_note_name,
-)
-from dashboard.compare_figure import compare_figure
-from dashboard.planes import PARALLELISM
-from dashboard.state import X_CHOICES
-from dashboard.style import (
+from dashboard.figures.compare import compare_figure
+from dashboard.figures.style import (
     ENVELOPE_COLOR,
     INVALID_COLOR,
     LABEL_LIMIT,
@@ -52,10 +40,22 @@ from dashboard.style import (
     point_fields,
     token,
 )
+from dashboard.figures.updates import (
+    display_patch,
+    hidden_after_restyle,
+    note_tokens,
+    pinned_xy,
+    revision,
+    trace_tokens,
+    uplift_note_name,
+)
 from ingest.schema import Col
+from views.baseline import Baseline
+from views.planes import PARALLELISM
+from views.state import X_CHOICES
 
 # The chart builders of every page, importable from here (the compare chart and the chart updates
-# live in their own rooms: dashboard.compare_figure, dashboard.chart_updates).
+# live in their own rooms: dashboard.figures.compare, dashboard.figures.updates).
 __all__ = [
     "Figure",
     "compare_figure",

@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 from dash import Patch
 
-from dashboard.style import Figure
+from dashboard.figures.style import Figure
 from ingest.schema import Col
 
 

@@ -3,7 +3,7 @@
 A view is reproducible from its address: every control maps to one field here, defaults are left
 out of the query string, and parsing is tolerant (a bad value is dropped with a notice, never a
 crash), because links get hand-edited and pasted into PRs. The parsing machinery is
-`dashboard.viewmodel`; the menus the fields choose from are `dashboard.choices` (both importable
+`views.viewmodel`; the menus the fields choose from are `views.choices` (both importable
 from here too).
 """
 
@@ -19,8 +19,10 @@ from pydantic import AfterValidator, StringConstraints, field_validator
 from analysis.baseline import MAIN as MAIN_BASELINE
 from analysis.cost import format_hwcost, parse_hwcost
 from analysis.slo import parse_slo
-from dashboard.affects import TABLE_PARTS, Part, affects, fields_sparing
-from dashboard.choices import (
+from ingest.schema import Col
+from ingest.store import is_readable_run_id
+from views.affects import TABLE_PARTS, Part, affects, fields_sparing
+from views.choices import (
     AB_CHOICES,
     ENVELOPE_CHOICES,
     FILTER_FIELDS,
@@ -36,9 +38,7 @@ from dashboard.choices import (
     choice_label,
     seq_label,
 )
-from dashboard.viewmodel import RawQuery, View, one_of, parse_query, split_values
-from ingest.schema import Col
-from ingest.store import is_readable_run_id
+from views.viewmodel import RawQuery, View, one_of, parse_query, split_values
 
 __all__ = [
     "AB_CHOICES",
@@ -111,7 +111,7 @@ class RunView(View):
 
     query_keys: ClassVar[Mapping[str, str]] = {"runs": "unofficialRun", "frontier_only": "frontier"}
 
-    # Each field's marker names what it feeds (dashboard/affects.py): the caches and callbacks
+    # Each field's marker names what it feeds (views/affects.py): the caches and callbacks
     # derive from these what a change of the field recomputes, redraws or leaves alone.
     runs: Annotated[Ids, affects(Part.RUNS)] = ()
     y: Annotated[YAxis, affects(Part.MAIN, Part.SECOND)] = Col.TPUT_PER_GPU.value

@@ -17,14 +17,14 @@ from analysis import Analysis, RunComparison, analyze_points, compare_runs, comp
 from analysis.baseline import BASELINE_MAIN, MAIN, baseline_markdown
 from analysis.cost import cost_columns, load_hardware
 from analysis.slo import parse_slo
-from dashboard.accuracy import accuracy_notes, comparison_evals
-from dashboard.baselines import main_points, main_runs_used
-from dashboard.facets import arm_names, arm_order
-from dashboard.planes import chart_plane
-from dashboard.state import CompareView
 from ingest.eval_store import read_evals
 from ingest.schema import Col
 from ingest.store import Store
+from views.accuracy import accuracy_notes, comparison_evals
+from views.baseline import main_points, main_runs_used
+from views.facets import arm_names, arm_order
+from views.planes import chart_plane
+from views.state import CompareView
 
 
 class CompareData:

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.subplots import make_subplots
 
-from dashboard.style import FONT, OKABE_ITO, inert
+from dashboard.figures.style import FONT, OKABE_ITO, inert
 from ingest.schema import SeriesCol
 
 _SERIES_ORDER = (

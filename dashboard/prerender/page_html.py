@@ -3,7 +3,7 @@
 `page_markup` walks the very component tree `/_dash-layout` will send (the shell, banners, filter
 panel, axis controls and the main chart's card) and writes it as HTML with the same tags and
 classes, so the stylesheet lays it out where the Dash page will put it; the main chart is drawn
-by `dashboard.static_chart` from the figure the `dcc.Graph` carries. Dash components that only
+by `dashboard.prerender.chart_svg` from the figure the `dcc.Graph` carries. Dash components that only
 React can draw (dropdowns, checklists) get a stand-in of the same size. The walk stops after the
 chart's card: nothing below it moves the chart.
 
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from dashboard import static_chart
+from dashboard.prerender import chart_svg
 
 __all__ = [
     "OVERLAY_ID",
@@ -213,7 +213,7 @@ def page_markup(tree: Any, graph_id: str, *, label: str) -> str | None:
     graph = find_graph(tree, graph_id)
     if graph is None or not isinstance(getattr(graph, "figure", None), dict):
         return None
-    chart = static_chart.chart_markup(graph.figure, label=label)
+    chart = chart_svg.chart_markup(graph.figure, label=label)
     if chart is None:
         return None
     body = _Writer(graph_id, chart).node(tree, False)

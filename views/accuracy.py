@@ -16,11 +16,11 @@ import polars as pl
 
 from analysis.baseline import baseline_sources
 from analysis.evals import arm_accuracy
-from dashboard.cache import file_version
-from dashboard.facets import ARM_NAME
 from ingest.eval_store import evals_path, read_evals
 from ingest.schema import Col, EvalCol
 from ingest.store import Store
+from views.cache import file_version
+from views.facets import ARM_NAME
 
 # The eval columns of the points table and its exports, in order.
 EVAL_COLUMNS: tuple[str, ...] = (

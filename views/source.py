@@ -2,8 +2,8 @@
 
 `DataSource` is shared by every page and export of one app: it reads the store (catalog,
 rejects, evals, master configs, server-metric series), caches what it read by file version, and
-builds the cached `RunData` of a run view (`dashboard.run_data`) and `CompareData` of a compare
-view (`dashboard.comparing`). The named tables built from them are in `dashboard.tables`.
+builds the cached `RunData` of a run view (`views.run_data`) and `CompareData` of a compare
+view (`views.compare_data`). The named tables built from them are in `views.tables`.
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ from analysis import GoldenTable, load_golden_tables
 from analysis.baseline import MAIN
 from analysis.cost import Costs, HardwareFile, load_hardware, parse_hwcost, with_costs
 from analysis.sweep_config import SweepConfig
-from dashboard import pruning
-from dashboard.accuracy import evals_version, run_evals
-from dashboard.cache import LRU, file_version, store_version
-from dashboard.comparing import CompareData
-from dashboard.run_data import (
+from ingest.schema import Col, RunCol, SeriesCol
+from ingest.store import Store
+from views import master_configs
+from views.accuracy import evals_version, run_evals
+from views.cache import LRU, file_version, store_version
+from views.compare_data import CompareData
+from views.run_data import (
     BASELINE_FIELDS,
     CACHE_IGNORED,
     COST_NAMES,
@@ -36,9 +38,7 @@ from dashboard.run_data import (
     RunData,
     data_version,
 )
-from dashboard.state import CompareView, RunView
-from ingest.schema import Col, RunCol, SeriesCol
-from ingest.store import Store
+from views.state import CompareView, RunView
 
 __all__ = [
     "BASELINE_FIELDS",
@@ -160,13 +160,13 @@ class DataSource:
 
     def master_configs(self) -> dict[str, Path]:
         """The master configs the server knows: name -> file (`<store>/master-configs/`)."""
-        return pruning.master_configs(self.store)
+        return master_configs.master_configs(self.store)
 
     def master_config(self, name: str) -> SweepConfig:
-        """A known master config, validated (`pruning.load_master`; cached per file version)."""
-        path = pruning.master_path(self.store, name)
+        """A known master config, validated (`master_configs.load_master`; cached per file version)."""
+        path = master_configs.master_path(self.store, name)
         return self._cache.get(
-            ("master", name, file_version(path)), lambda: pruning.load_master(path)
+            ("master", name, file_version(path)), lambda: master_configs.load_master(path)
         )
 
     def series(self, run_id: str, point_id: str) -> pl.DataFrame:

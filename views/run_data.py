@@ -1,6 +1,6 @@
 """`RunData`: everything the run page, the points page and their exports show for one view.
 
-A `RunData` is built once per (view, store version) by `dashboard.data.DataSource` and cached; the
+A `RunData` is built once per (view, store version) by `views.source.DataSource` and cached; the
 charts, the grids and every export read its fields, so the numbers on the page and in the
 downloads are the same objects (compute once, render many). It is a cache, not a calculator:
 frontiers, verdicts, cliffs, pruned lists, the ticked-points selection, the arm ranking at x, AL
@@ -35,16 +35,16 @@ from analysis.pruned import selection_list
 from analysis.ranking import rank_at
 from analysis.slo import parse_slo
 from analysis.sweep_config import SweepConfig
-from dashboard.accuracy import accuracy_table, eval_columns, evals_version
-from dashboard.affects import DATA_PARTS, Part, fields_affecting, fields_sparing
-from dashboard.baselines import Baseline, build_baseline
-from dashboard.cache import LRU, store_version
-from dashboard.facets import ARM_NAME, Option, arm_names, arm_order, facets, filter_expr
-from dashboard.planes import chart_plane, verdict_points
-from dashboard.pruning import yaml_problem
-from dashboard.state import RunView
 from ingest.schema import DEFAULT_GROUP, Col, RejectCol, RunCol
 from ingest.store import Store
+from views.accuracy import accuracy_table, eval_columns, evals_version
+from views.affects import DATA_PARTS, Part, fields_affecting, fields_sparing
+from views.baseline import Baseline, build_baseline
+from views.cache import LRU, store_version
+from views.facets import ARM_NAME, Option, arm_names, arm_order, facets, filter_expr
+from views.master_configs import yaml_problem
+from views.planes import chart_plane, verdict_points
+from views.state import RunView
 
 T = TypeVar("T")
 # View fields that change only how the data is drawn (not part of the data cache key).
@@ -64,7 +64,7 @@ PRUNED_FIELDS = fields_affecting(RunView, Part.PRUNED)
 
 
 class Source(Protocol):
-    """What a RunData reads of its data source (`dashboard.data.DataSource`)."""
+    """What a RunData reads of its data source (`views.source.DataSource`)."""
 
     store: Store
     parts: LRU

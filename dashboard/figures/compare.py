@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 
 from analysis import Frontier
-from dashboard.style import (
+from dashboard.figures.style import (
     Figure,
     arm_color,
     base_layout,

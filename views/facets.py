@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from dashboard.state import FILTERS, RunView, seq_label
 from ingest.schema import Col
+from views.state import FILTERS, RunView, seq_label
 
 # The display name of an arm in a view (its label, disambiguated; see `arm_names`).
 ARM_NAME = "arm_name"

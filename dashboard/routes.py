@@ -2,7 +2,7 @@
 
 `/export/<table>.<fmt>?<the page's own query string>` answers CSV, JSON, Parquet and markdown (`.md`)
 for every table (and YAML / the CLI line for the pruned list), from the same `RunData` the page
-draws: `dashboard.table_exports.export_body`, the registry of exportable tables rendered by the one
+draws: `views.exports.export_body`, the registry of exportable tables rendered by the one
 renderer registry (`analysis.render`), which `paretolens table` prints too. This module is the one
 place that turns exceptions into HTTP responses: JSON for `.json` and `/api/` requests,
 plain text otherwise; no traceback, no request data, no token ever reaches a response or a log.
@@ -21,16 +21,17 @@ from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.wrappers import Response as BaseResponse
 
-from dashboard import auth, launching, urls
-from dashboard.data import DataSource
+from dashboard import auth, launching
 from dashboard.fetch import Fetcher
 from dashboard.settings import AppSettings
-from dashboard.state import JobsView, RunView
-from dashboard.table_exports import ExportError, export_body
 from ingest.errors import SchemaError
 from ingest.pipeline import check_defaults
 from runner import service
 from runner.errors import JobNotFound, LaunchRefused, RunnerError
+from views import urls
+from views.exports import ExportError, export_body
+from views.source import DataSource
+from views.state import JobsView, RunView
 
 log = logging.getLogger("paretolens.dashboard")
 

@@ -19,13 +19,13 @@ import polars as pl
 from analysis import pruned_table
 from analysis.history import arm_history
 from analysis.tables import Table, derived_units
-from dashboard.comparing import CompareData
-from dashboard.data import DataSource, RunData
-from dashboard.facets import ARM_NAME
-from dashboard.state import CompareView, HistoryView, IndexView, JobsView, RunView
 from ingest.schema import Col, RunCol
 from ingest.store import Store
 from runner import service
+from views.compare_data import CompareData
+from views.facets import ARM_NAME
+from views.source import DataSource, RunData
+from views.state import CompareView, HistoryView, IndexView, JobsView, RunView
 
 # What the page's tables add to the analysis columns (`analysis.tables.COLUMNS`).
 _EXTRA_DESCRIPTIONS = {

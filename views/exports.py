@@ -2,7 +2,7 @@
 answers, rendered by the one renderer registry (`analysis.render`).
 
 `export_body(source, "<table>.<fmt>", query)` is what `/export/<table>.<fmt>?<query>` answers
-(`dashboard.export` makes it an HTTP response) and what `paretolens table` prints: one code path,
+(`dashboard.routes` makes it an HTTP response) and what `paretolens table` prints: one code path,
 so the CLI and the web give the same bytes for the same view.
 """
 
@@ -17,9 +17,9 @@ from analysis import pruned_json
 from analysis.baseline import MAIN
 from analysis.render import Rendering, render
 from analysis.tables import Table, json_text
-from dashboard.data import DataSource
-from dashboard.state import CompareView, HistoryView, IndexView, JobsView, RunView
-from dashboard.tables import (
+from views.source import DataSource
+from views.state import CompareView, HistoryView, IndexView, JobsView, RunView
+from views.tables import (
     COMPARE_TABLES,
     TABLES,
     compare_table,
