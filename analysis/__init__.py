@@ -18,10 +18,12 @@ from analysis.export import (
     search_space_yaml,
 )
 from analysis.interpolate import FrontierGap, frontier_gap
-from analysis.pareto import Frontier, FrontierResult, compute_frontiers, frontier_mask
+from analysis.pareto import FrontierResult, compute_frontiers, frontier_mask
+from analysis.polylines import Frontier
 from analysis.prune import Analysis, Verdict, analyze_points
-from analysis.pruned import ArmPlan, PrunedList, prune_list, pruned_json, pruned_table
+from analysis.pruned import PrunedList, prune_list, pruned_json, pruned_table
 from analysis.sweep_config import SweepConfig, validate_sweep_config
+from ingest.contract.plans import ArmPlan
 
 __all__ = [
     "AcceptanceParams",

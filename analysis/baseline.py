@@ -15,7 +15,7 @@ Differences from compare_results.py, on purpose:
 
 - "newest" is the run's `created_at` from the runs catalog (the dump's `date` is the run's date
   too); ties go to the larger run id, so the choice is deterministic (the script's LIMIT 1 is not);
-- the configuration is every arm column (`ingest.schema.ARM_KEY`), with the fields two sources of
+- the configuration is every arm column (`ingest.contract.schema.ARM_KEY`), with the fields two sources of
   the same InferenceX configuration spell differently brought to one form: the model is matched by
   its key (`model_prefix`, the baseline's starting with the run's, as the script's LIKE; the HF
   model path only when neither has a prefix: the app's dump does not keep it), framework and
@@ -32,7 +32,8 @@ import polars as pl
 
 from analysis.compare import RunComparison, comparison_markdown
 from analysis.tables import md_cell, md_text
-from ingest.schema import ARM_KEY, Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import ARM_KEY, RunCol
 
 BASELINE_MAIN = "baseline:main"
 MAIN = "main"

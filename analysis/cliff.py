@@ -37,7 +37,8 @@ from analysis.codes import (
 )
 from analysis.dominance import BoolArray, FloatArray, IntArray, dense, order_by
 from analysis.pareto import arm_columns
-from ingest.schema import DEFAULT_GROUP, Col, better
+from ingest.contract.col import Col
+from ingest.contract.schema import DEFAULT_GROUP, better
 
 
 @dataclass(frozen=True)

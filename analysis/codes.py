@@ -16,7 +16,7 @@ import polars as pl
 import pyarrow as pa
 
 from analysis.dominance import BoolArray, IntArray
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 _ROW = "__codes_row"
 # From this many rows, `gather` makes all-null columns instead of gathering them.

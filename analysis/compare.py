@@ -18,11 +18,12 @@ from analysis.cliff import CliffParams
 from analysis.confounds import confounds
 from analysis.evals import accuracy_columns
 from analysis.interpolate import FrontierGap, frontier_gap
-from analysis.pareto import Frontier
+from analysis.polylines import Frontier
 from analysis.prune import DEFAULT_MAX_ERROR_RATE, analyze_points
 from analysis.slo import Slo
 from analysis.tables import md_cell, md_text
-from ingest.schema import DEFAULT_GROUP, Col, better
+from ingest.contract.col import Col
+from ingest.contract.schema import DEFAULT_GROUP, better
 
 HEADLINE_METRICS: tuple[Col, ...] = (
     Col.TPUT_PER_GPU,

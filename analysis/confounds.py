@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ingest.schema import RUN_NOISE_FLAGS, Col, server_flag_items
+from ingest.contract.col import Col
+from ingest.contract.schema import RUN_NOISE_FLAGS, server_flag_items
 
 CONFOUND_COLUMNS: tuple[Col, ...] = (
     Col.IMAGE,

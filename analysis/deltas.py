@@ -1,6 +1,6 @@
 """Single-field A/B deltas: pair arms that differ only in one field, compare at equal conc.
 
-Arms pair when their identity (`ingest.schema.ARM_KEY`) is equal except for the A/B field's
+Arms pair when their identity (`ingest.contract.schema.ARM_KEY`) is equal except for the A/B field's
 columns (spec_decoding also frees spec_method, draft_model and num_spec_tokens; kv_offloading also
 frees kv_offload_backend). The baseline is the side whose value is none/off/false (else the smaller
 value). Every other configuration difference between the paired points (image, recipe
@@ -21,9 +21,10 @@ from analysis.cliff import CliffParams
 from analysis.confounds import confounds
 from analysis.evals import accuracy_columns
 from analysis.interpolate import FrontierGap, frontier_gap
-from analysis.pareto import Frontier
+from analysis.polylines import Frontier
 from analysis.prune import DEFAULT_MAX_ERROR_RATE, analyze_points
-from ingest.schema import ARM_KEY, DEFAULT_GROUP, Col
+from ingest.contract.col import Col
+from ingest.contract.schema import ARM_KEY, DEFAULT_GROUP
 
 DELTA_METRICS: tuple[Col, ...] = (
     Col.TPUT_PER_GPU,

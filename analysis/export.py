@@ -14,10 +14,11 @@ from typing import Any
 
 import yaml
 
-from analysis.pruned import ArmPlan, PrunedList
+from analysis.pruned import PrunedList
 from analysis.recipes import Row, entry_identity
 from analysis.sweep_config import SweepConfig, validate_sweep_config
-from ingest.schema import Col
+from ingest.contract.col import Col
+from ingest.contract.plans import ArmPlan
 
 
 def _entry(arm: ArmPlan, row: Row, template: dict[str, Any] | None) -> dict[str, Any]:

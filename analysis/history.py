@@ -15,7 +15,8 @@ import polars as pl
 
 from analysis.prune import analyze_points
 from analysis.ranking import rank_at
-from ingest.schema import Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
 
 HISTORY_COLUMNS: tuple[str, ...] = (
     Col.RUN_ID.value,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.pareto import Frontier
+from analysis.polylines import Frontier
 
 FloatArray = np.ndarray
 

@@ -1,6 +1,6 @@
 """Two-metric Pareto frontiers: per comparison group (the envelope across arms) and per arm.
 
-Both axes are oriented by `ingest.schema.better`, so "dominates" always means "at least as good on
+Both axes are oriented by `ingest.contract.schema.better`, so "dominates" always means "at least as good on
 both metrics and strictly better on one". A point equal to a frontier point is on the frontier; a
 weakly dominated point (equal on one metric, worse on the other) is not. The numpy kernel is
 `analysis.dominance`: one float sort per axis, small-integer regroupings by arm and by group and
@@ -28,8 +28,9 @@ from analysis.dominance import (
     nondominated_sorted,
     order_by,
 )
-from analysis.polylines import Frontier, FrontierLines, LazyFrontiers, LineSet, PolylineColumns
-from ingest.schema import DEFAULT_GROUP, Col, better
+from analysis.polylines import FrontierLines, LazyFrontiers, LineSet, PolylineColumns
+from ingest.contract.col import Col
+from ingest.contract.schema import DEFAULT_GROUP, better
 
 if TYPE_CHECKING:
     from polars.expr.whenthen import ChainedThen, Then
@@ -37,10 +38,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ArmSets",
     "Check",
-    "Frontier",
     "FrontierResult",
     "Judgement",
-    "PolylineColumns",
     "arm_columns",
     "axis_problems",
     "axis_unusable",

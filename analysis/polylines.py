@@ -18,7 +18,7 @@ import polars as pl
 
 from analysis.codes import gather
 from analysis.dominance import IntArray, order_by
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,6 @@ from analysis.pareto import (
     ArmSets,
     Check,
     Judgement,
-    PolylineColumns,
     axis_problems,
     axis_unusable,
     dominated_lists,
@@ -32,10 +31,11 @@ from analysis.pareto import (
     frontier_lines,
     judge,
 )
-from analysis.polylines import FrontierLines, LazyFrontiers
+from analysis.polylines import FrontierLines, LazyFrontiers, PolylineColumns
 from analysis.reasons import ReasonTexts, dominator_descriptions
 from analysis.slo import Slo
-from ingest.schema import DEFAULT_GROUP, Col, better
+from ingest.contract.col import Col
+from ingest.contract.schema import DEFAULT_GROUP, better
 
 # The columns that say which configuration a row is (emitted on every per-point output row).
 IDENTITY_COLUMNS: tuple[Col, ...] = (

@@ -17,7 +17,8 @@ import polars as pl
 from analysis.prune import Analysis, Verdict
 from analysis.recipes import config_key, row_identity
 from analysis.sweep_config import SweepConfig
-from ingest.schema import ArmPlan, Col, Identity
+from ingest.contract.col import Col
+from ingest.contract.plans import ArmPlan, Identity
 
 _KEEP = (Verdict.FRONTIER.value, Verdict.DOMINATED.value)
 
@@ -184,7 +185,6 @@ def pruned_json(pruned: PrunedList) -> dict[str, Any]:
 
 
 __all__ = [
-    "ArmPlan",
     "PrunedList",
     "prune_list",
     "pruned_json",

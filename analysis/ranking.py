@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import polars as pl
 
 from analysis.interpolate import frontier_value
-from analysis.pareto import Frontier
-from ingest.schema import Col
+from analysis.polylines import Frontier
+from ingest.contract.col import Col
 
 RANKING_SCHEMA: dict[str, pl.DataType] = {
     Col.RUN_ID.value: pl.String(),

@@ -14,7 +14,7 @@ import polars as pl
 
 from analysis.codes import gather
 from analysis.dominance import BoolArray, IntArray, sorted_distinct
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 
 def _fmt(expr: pl.Expr, digits: int) -> pl.Expr:

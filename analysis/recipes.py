@@ -18,7 +18,8 @@ from analysis.sweep_config import (
     SingleNodeEntry,
     SweepConfig,
 )
-from ingest.schema import Col, Identity
+from ingest.contract.col import Col
+from ingest.contract.plans import Identity
 
 Row = Mapping[str, Any]
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ingest.schema import Col, better
+from ingest.contract.col import Col
+from ingest.contract.schema import better
 
 _LIMIT = re.compile(r"^\s*(?P<col>[A-Za-z0-9_.]+)\s*(?P<op><=|>=)\s*(?P<value>[-+0-9.eE]+)\s*$")
 
@@ -64,7 +65,7 @@ class Slo:
 
     def describe(self) -> str:
         """The SLO for people: `p90_ttft <= 2 s, error_rate <= 0.01` (units from the schema)."""
-        from ingest.schema import SPECS
+        from ingest.contract.schema import SPECS
 
         parts = []
         for limit in self.limits:

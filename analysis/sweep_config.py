@@ -16,7 +16,6 @@ from pydantic import (
     Field,
     RootModel,
     Tag,
-    ValidationError,
     model_validator,
 )
 
@@ -222,4 +221,7 @@ def validate_sweep_config(doc: Any) -> SweepConfig:
     return SweepConfig.model_validate(doc)
 
 
-__all__ = ["SweepConfig", "ValidationError", "validate_sweep_config"]
+__all__ = [
+    "SweepConfig",
+    "validate_sweep_config",
+]

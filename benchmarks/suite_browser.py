@@ -30,7 +30,7 @@ from benchmarks.config import Config
 from benchmarks.report import Anchor, Check, Figure, Section
 from benchmarks.synth import runs_spec, synth_points, write_anchor_dir, write_store
 from benchmarks.timing import Samples
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 PROBE = (Path(__file__).parent / "probe.js").read_text()
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"

@@ -12,7 +12,8 @@ from benchmarks.config import Config
 from benchmarks.report import Anchor, Check, Figure, Section
 from benchmarks.synth import SynthSpec, synth_points
 from benchmarks.timing import Samples, interleaved, repeat
-from ingest.schema import DEFAULT_GROUP, Col
+from ingest.contract.col import Col
+from ingest.contract.schema import DEFAULT_GROUP
 
 X, Y = Col.MEDIAN_INTVTY, Col.TPUT_PER_GPU
 

@@ -36,9 +36,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ingest.normalize import arm_id, arm_label
-from ingest.schema import POINTS_SCHEMA, Col
-from ingest.store import conform_frame
+from ingest.contract.col import Col
+from ingest.contract.schema import POINTS_SCHEMA
+from ingest.frames import conform_frame
+from ingest.normalize.ids import arm_id, arm_label
 
 ANCHOR_ROWS = Path("/work/shared/benchmarks/kimik2.5_int4_anchor_rows.json")
 
@@ -364,8 +365,9 @@ def write_store(points: pl.DataFrame, root: Path) -> list[str]:
     runs catalog through `Store.upsert_run`-equivalent rows, without paying for one locked
     read-modify-write per run. Returns the run ids.
     """
-    from ingest.schema import RUNS_SCHEMA, RunCol
-    from ingest.store import Store, run_key
+    from ingest.contract.schema import RUNS_SCHEMA, RunCol
+    from ingest.run_ids import run_key
+    from ingest.store import Store
 
     store = Store(root)
     store.points_dir.mkdir(parents=True, exist_ok=True)

@@ -38,7 +38,7 @@ from dashboard.ids import Id
 from dashboard.pages import compare, embed, history, index, jobs, missing, points, run
 from dashboard.prerender import page_html
 from dashboard.settings import AppSettings, LocalSettings, allowed_hosts
-from ingest.schema import RunCol
+from ingest.contract.schema import RunCol
 from ingest.store import Store
 from views import urls
 from views.cache import LRU

@@ -18,9 +18,9 @@ from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html
 from analysis.tables import Table
 from dashboard.figures.style import RUN_SYMBOLS
 from dashboard.ids import Id, control
-from ingest.schema import RejectCol, RunCol
+from ingest.contract.schema import RejectCol, RunCol
 from views import urls
-from views.state import TABS
+from views.choices import TABS
 
 # Verdict and AL-check colours: Okabe-Ito tints, always alongside the word itself.
 STATUS_STYLES: dict[str, dict[str, str]] = {

@@ -24,8 +24,8 @@ from werkzeug.wrappers import Response as BaseResponse
 from dashboard import auth, launching
 from dashboard.fetch import Fetcher
 from dashboard.settings import AppSettings
+from ingest.defaults import check_defaults
 from ingest.errors import SchemaError
-from ingest.pipeline import check_defaults
 from runner import service
 from runner.errors import JobNotFound, LaunchRefused, RunnerError
 from views import urls
@@ -39,7 +39,6 @@ __all__ = [
     "LAUNCH_FIELDS",
     "MAX_LOGGED_CHARS",
     "MAX_MESSAGE_CHARS",
-    "ExportError",
     "error_response",
     "export_response",
     "log_unexpected",

@@ -31,28 +31,20 @@ from pathlib import Path
 
 from ingest.errors import UnsafeArchiveError
 from ingest.files import (
-    MAX_FILE_BYTES,
     FileProblem,
     is_zip,
     read_file,
     shown,
-    special_file_reason,
     utf8_only,
     walk,
 )
 from ingest.readers.base import SourceFile
-from ingest.zips import MAX_ARCHIVE_BYTES, MAX_MEMBERS, MAX_RATIO, safe_extract
+from ingest.zips import MAX_ARCHIVE_BYTES, safe_extract
 
 __all__ = [
-    "MAX_ARCHIVE_BYTES",
-    "MAX_FILE_BYTES",
-    "MAX_MEMBERS",
-    "MAX_RATIO",
     "MAX_ZIP_DEPTH",
     "Collected",
-    "FileProblem",
     "Unit",
-    "UnsafeArchiveError",
     "artifact_name",
     "collect",
     "collect_all",
@@ -61,8 +53,6 @@ __all__ = [
     "logical_name",
     "pair_key",
     "run_root",
-    "safe_extract",
-    "special_file_reason",
 ]
 
 MAX_ZIP_DEPTH = 8

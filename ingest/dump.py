@@ -46,9 +46,11 @@ from typing import Any
 
 import polars as pl
 
-from ingest.pipeline import Ignored, IngestReport, Reject, ingest_paths
-from ingest.schema import RejectCol, RunCol
-from ingest.store import Store, is_valid_run_id
+from ingest.contract.schema import RejectCol, RunCol
+from ingest.pipeline import ingest_paths
+from ingest.report import Ignored, IngestReport, Reject
+from ingest.run_ids import is_valid_run_id
+from ingest.store import Store
 
 SOURCE = "inferencex-dump"
 READER = "inferencex_dump"

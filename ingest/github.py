@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 
 from ingest.artifacts import logical_name
-from ingest.pipeline import IngestReport, ingest_paths
-from ingest.schema import RunCol
+from ingest.contract.schema import RunCol
+from ingest.pipeline import ingest_paths
+from ingest.report import IngestReport
 from ingest.store import Store
 
 

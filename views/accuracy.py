@@ -16,8 +16,9 @@ import polars as pl
 
 from analysis.baseline import baseline_sources
 from analysis.evals import arm_accuracy
+from ingest.contract.col import Col
+from ingest.contract.evals_schema import EvalCol
 from ingest.eval_store import evals_path, read_evals
-from ingest.schema import Col, EvalCol
 from ingest.store import Store
 from views.cache import file_version
 from views.facets import ARM_NAME

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analysis import Analysis, Frontier, RunComparison, analyze_points, compare_runs
 from analysis.baseline import (
     BASELINE_MAIN,
     MAIN,
@@ -24,10 +23,13 @@ from analysis.baseline import (
     baseline_sources,
     latest_main_baseline,
 )
-from analysis.compare import comparison_markdown
+from analysis.compare import RunComparison, compare_runs, comparison_markdown
 from analysis.interpolate import frontier_gap
+from analysis.polylines import Frontier
+from analysis.prune import Analysis, analyze_points
 from analysis.slo import parse_slo
-from ingest.schema import DEFAULT_GROUP, Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import DEFAULT_GROUP, RunCol
 from views.accuracy import comparison_evals
 from views.facets import ARM_NAME, filter_expr
 from views.planes import table_plane

@@ -9,7 +9,8 @@ from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ingest.store import Store, run_key
+from ingest.run_ids import run_key
+from ingest.store import Store
 
 T = TypeVar("T")
 

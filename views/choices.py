@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from analysis.cost import COST_COLUMNS
 from analysis.cost import LABELS as COST_LABELS
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 # Axis choices: (column, menu label). Units come from the schema when drawn.
 Y_CHOICES: tuple[tuple[Col, str], ...] = (

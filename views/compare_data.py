@@ -13,12 +13,13 @@ from functools import cached_property, partial
 
 import polars as pl
 
-from analysis import Analysis, RunComparison, analyze_points, compare_runs, comparison_markdown
 from analysis.baseline import BASELINE_MAIN, MAIN, baseline_markdown
+from analysis.compare import RunComparison, compare_runs, comparison_markdown
 from analysis.cost import cost_columns, load_hardware
+from analysis.prune import Analysis, analyze_points
 from analysis.slo import parse_slo
+from ingest.contract.col import Col
 from ingest.eval_store import read_evals
-from ingest.schema import Col
 from ingest.store import Store
 from views.accuracy import accuracy_notes, comparison_evals
 from views.baseline import main_points, main_runs_used

@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from analysis import pruned_json
 from analysis.baseline import MAIN
+from analysis.pruned import pruned_json
 from analysis.render import Rendering, render
 from analysis.tables import Table, json_text
 from views.source import DataSource

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ingest.schema import Col
-from views.state import FILTERS, RunView, seq_label
+from ingest.contract.col import Col
+from views.choices import FILTERS, seq_label
+from views.state import RunView
 
 # The display name of an arm in a view (its label, disambiguated; see `arm_names`).
 ARM_NAME = "arm_name"

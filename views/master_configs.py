@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from pydantic import ValidationError
 
-from analysis.sweep_config import SweepConfig, ValidationError, validate_sweep_config
+from analysis.sweep_config import SweepConfig, validate_sweep_config
 from ingest.store import Store
 
 __all__ = ["MASTERS_DIR", "load_master", "master_configs", "master_path", "yaml_problem"]

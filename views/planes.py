@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis import Analysis
 from analysis.labels import parallelism_labels
-from ingest.schema import Col
+from analysis.prune import Analysis
+from ingest.contract.col import Col
 
 # Analysis columns joined onto the points (beyond the canonical schema).
 VERDICT_COLUMNS = ("verdict", "reason", "on_arm_frontier", "knee_conc")

@@ -17,25 +17,17 @@ from typing import Any, Protocol, TypeVar
 
 import polars as pl
 
-from analysis import (
-    Analysis,
-    Deltas,
-    GoldenTable,
-    PrunedList,
-    analyze_points,
-    check_acceptance,
-    compute_deltas,
-    dispatch_command,
-    prune_list,
-    pruned_json,
-)
+from analysis.acceptance import GoldenTable, check_acceptance
 from analysis.cost import COST_COLUMNS, Costs, HardwareFile, axis_label, parse_hwcost
-from analysis.export import SearchSpace, search_space
-from analysis.pruned import selection_list
+from analysis.deltas import Deltas, compute_deltas
+from analysis.export import SearchSpace, dispatch_command, search_space
+from analysis.prune import Analysis, analyze_points
+from analysis.pruned import PrunedList, prune_list, pruned_json, selection_list
 from analysis.ranking import rank_at
 from analysis.slo import parse_slo
 from analysis.sweep_config import SweepConfig
-from ingest.schema import DEFAULT_GROUP, Col, RejectCol, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import DEFAULT_GROUP, RejectCol, RunCol
 from ingest.store import Store
 from views.accuracy import accuracy_table, eval_columns, evals_version
 from views.affects import DATA_PARTS, Part, fields_affecting, fields_sparing

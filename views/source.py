@@ -15,43 +15,26 @@ from typing import Any
 
 import polars as pl
 
-from analysis import GoldenTable, load_golden_tables
+from analysis.acceptance import GoldenTable, load_golden_tables
 from analysis.baseline import MAIN
 from analysis.cost import Costs, HardwareFile, load_hardware, parse_hwcost, with_costs
 from analysis.sweep_config import SweepConfig
-from ingest.schema import Col, RunCol, SeriesCol
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol, SeriesCol
 from ingest.store import Store
 from views import master_configs
 from views.accuracy import evals_version, run_evals
 from views.cache import LRU, file_version, store_version
 from views.compare_data import CompareData
 from views.run_data import (
-    BASELINE_FIELDS,
     CACHE_IGNORED,
-    COST_NAMES,
-    DELTA_FIELDS,
-    MAIN_FIELDS,
-    POINT_FIELDS,
-    PRUNED_FIELDS,
-    RUN_FIELDS,
-    SECOND_FIELDS,
     RunData,
     data_version,
 )
 from views.state import CompareView, RunView
 
 __all__ = [
-    "BASELINE_FIELDS",
-    "CACHE_IGNORED",
-    "COST_NAMES",
-    "DELTA_FIELDS",
-    "MAIN_FIELDS",
-    "POINT_FIELDS",
-    "PRUNED_FIELDS",
-    "RUN_FIELDS",
-    "SECOND_FIELDS",
     "DataSource",
-    "RunData",
 ]
 
 

@@ -19,14 +19,12 @@ from pydantic import AfterValidator, StringConstraints, field_validator
 from analysis.baseline import MAIN as MAIN_BASELINE
 from analysis.cost import format_hwcost, parse_hwcost
 from analysis.slo import parse_slo
-from ingest.schema import Col
-from ingest.store import is_readable_run_id
+from ingest.contract.col import Col
+from ingest.run_ids import is_readable_run_id
 from views.affects import TABLE_PARTS, Part, affects, fields_sparing
 from views.choices import (
     AB_CHOICES,
     ENVELOPE_CHOICES,
-    FILTER_FIELDS,
-    FILTERS,
     LABEL_CHOICES,
     LOG_STREAMS,
     PRUNE_TOGGLES,
@@ -35,37 +33,17 @@ from views.choices import (
     X2_CHOICES,
     X_CHOICES,
     Y_CHOICES,
-    choice_label,
-    seq_label,
 )
-from views.viewmodel import RawQuery, View, one_of, parse_query, split_values
+from views.viewmodel import RawQuery, View, one_of, split_values
 
 __all__ = [
-    "AB_CHOICES",
     "DISPLAY_ONLY",
-    "ENVELOPE_CHOICES",
-    "FILTERS",
-    "FILTER_FIELDS",
-    "LABEL_CHOICES",
-    "LOG_STREAMS",
     "MAX_SEARCH_CHARS",
-    "PRUNE_TOGGLES",
-    "TABS",
-    "TOGGLES",
-    "X2_CHOICES",
-    "X_CHOICES",
-    "Y_CHOICES",
     "CompareView",
     "HistoryView",
     "IndexView",
     "JobsView",
-    "RawQuery",
     "RunView",
-    "View",
-    "choice_label",
-    "parse_query",
-    "seq_label",
-    "split_values",
 ]
 
 _RUNS_KEY = re.compile(r"^(unofficialruns?|runs?)$", re.IGNORECASE)

@@ -3,7 +3,7 @@
 Every table is built from a `RunData` or `CompareData` (`run_table`, `compare_table`) or the
 runs catalog (`index_table`), so a grid and its CSV/JSON/Parquet download are the same frame. The
 contract is `analysis.tables.Table`: canonical columns take their unit and description from
-`ingest.schema`, the analyses' output columns from `analysis.tables.COLUMNS`, and their derived
+`ingest.contract.schema`, the analyses' output columns from `analysis.tables.COLUMNS`, and their derived
 columns (`<metric>_baseline`, `*_delta_pct`, the plane's `x`/`y`) from
 `analysis.tables.derived_units` on the view's axes; only the page's own columns (the arm name, the
 accuracy columns) are named here.
@@ -16,15 +16,17 @@ from typing import TypeVar
 
 import polars as pl
 
-from analysis import pruned_table
 from analysis.history import arm_history
+from analysis.pruned import pruned_table
 from analysis.tables import Table, derived_units
-from ingest.schema import Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
 from ingest.store import Store
 from runner import service
 from views.compare_data import CompareData
 from views.facets import ARM_NAME
-from views.source import DataSource, RunData
+from views.run_data import RunData
+from views.source import DataSource
 from views.state import CompareView, HistoryView, IndexView, JobsView, RunView
 
 # What the page's tables add to the analysis columns (`analysis.tables.COLUMNS`).

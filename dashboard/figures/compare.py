@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis import Frontier
+from analysis.polylines import Frontier
 from dashboard.figures.style import (
     Figure,
     arm_color,
@@ -19,7 +19,7 @@ from dashboard.figures.style import (
     points_trace,
     token,
 )
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 
 def compare_figure(

@@ -12,8 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis import Frontier
-from dashboard.figures.compare import compare_figure
+from analysis.polylines import Frontier
 from dashboard.figures.style import (
     ENVELOPE_COLOR,
     INVALID_COLOR,
@@ -41,31 +40,19 @@ from dashboard.figures.style import (
     token,
 )
 from dashboard.figures.updates import (
-    display_patch,
-    hidden_after_restyle,
-    note_tokens,
     pinned_xy,
     revision,
-    trace_tokens,
     uplift_note_name,
 )
-from ingest.schema import Col
+from ingest.contract.col import Col
 from views.baseline import Baseline
+from views.choices import X_CHOICES
 from views.planes import PARALLELISM
-from views.state import X_CHOICES
 
 # The chart builders of every page, importable from here (the compare chart and the chart updates
 # live in their own rooms: dashboard.figures.compare, dashboard.figures.updates).
 __all__ = [
-    "Figure",
-    "compare_figure",
-    "display_patch",
     "frontier_figure",
-    "hidden_after_restyle",
-    "note_tokens",
-    "pinned_xy",
-    "revision",
-    "trace_tokens",
 ]
 
 

@@ -10,7 +10,7 @@ import polars as pl
 from plotly.subplots import make_subplots
 
 from dashboard.figures.style import FONT, OKABE_ITO, inert
-from ingest.schema import SeriesCol
+from ingest.contract.schema import SeriesCol
 
 _SERIES_ORDER = (
     "kv_cache_usage",

@@ -10,7 +10,7 @@ import polars as pl
 from dash import Patch
 
 from dashboard.figures.style import Figure
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 
 def pinned_xy(rows: pl.DataFrame, pinned: str | None) -> tuple[list[float], list[float]]:

@@ -10,18 +10,19 @@ from dash import ALL, Dash, Input, Output, State, dcc, html
 from analysis.baseline import MAIN
 from dashboard import components as c
 from dashboard.context import AppContext
-from dashboard.figures import frontier
+from dashboard.figures import compare
 from dashboard.ids import COMPARE_CONTROL, Id, control
 from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown, run_options, slo_control
+from views.choices import X_CHOICES, Y_CHOICES
 from views.compare_data import CompareData
-from views.state import X_CHOICES, Y_CHOICES, CompareView
+from views.state import CompareView
 from views.tables import compare_table
 
 
 def compare_figure(data: CompareData) -> Any:
     """The overlay chart of a comparison."""
     v = data.view
-    return frontier.compare_figure(
+    return compare.compare_figure(
         data.plane, data.analysis.arm_frontiers, base=data.base_id, candidate=v.candidate or "",
         x=v.x, y=v.y, arm_order=data.arm_order, logx=v.logx, logy=v.logy,
     )  # fmt: skip

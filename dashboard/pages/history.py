@@ -19,7 +19,8 @@ from dashboard.context import AppContext
 from dashboard.figures import style
 from dashboard.ids import Id
 from dashboard.pages.run_panels import GRAPH_CONFIG
-from ingest.schema import SPECS, Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import SPECS, RunCol
 from views import urls
 from views.state import HistoryView, RunView
 from views.tables import history_table

@@ -12,7 +12,8 @@ from dashboard import components as c
 from dashboard.context import AppContext
 from dashboard.ids import INDEX_CONTROL, Id, control
 from dashboard.pages.run_panels import dropdown
-from ingest.schema import Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
 from views import urls
 from views.state import IndexView
 from views.tables import index_table

@@ -20,7 +20,7 @@ from runner.errors import RunnerError
 from runner.plan import BACKENDS
 from runner.service import is_loopback
 from views import urls
-from views.source import RunData
+from views.run_data import RunData
 from views.state import JobsView, RunView
 
 

@@ -11,7 +11,7 @@ from dashboard import auth
 from dashboard.auth import AuthError
 from dashboard.context import AppContext
 from dashboard.ids import Id
-from ingest.schema import RunCol
+from ingest.contract.schema import RunCol
 from views import urls
 from views.state import RunView
 

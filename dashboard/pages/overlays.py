@@ -13,7 +13,7 @@ from dash import dcc, html
 from dashboard import components as c
 from dashboard.ids import Id, control
 from views import urls
-from views.source import RunData
+from views.run_data import RunData
 from views.state import HistoryView, RunView
 from views.tables import run_table
 

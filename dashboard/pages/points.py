@@ -10,7 +10,7 @@ from dashboard import components as c
 from dashboard.context import AppContext
 from dashboard.ids import Id
 from dashboard.pages import missing
-from ingest.schema import Col
+from ingest.contract.col import Col
 from views import urls
 from views.state import RunView
 from views.tables import KEY_POINT_COLUMNS, run_table

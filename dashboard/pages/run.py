@@ -15,7 +15,7 @@ from dash.exceptions import PreventUpdate
 
 from dashboard import components as c
 from dashboard.context import AppContext
-from dashboard.figures import frontier
+from dashboard.figures import updates
 from dashboard.ids import Id, control
 from dashboard.pages import launch, missing
 from dashboard.pages import run_panels as p
@@ -30,9 +30,9 @@ from dashboard.pages.run_charts import (
     second_frame,
     second_tokens,
 )
-from ingest.schema import RejectCol, RunCol
+from ingest.contract.schema import RejectCol, RunCol
 from views import urls
-from views.source import RunData
+from views.run_data import RunData
 from views.state import RunView
 
 TAB_BOXES = (
@@ -285,7 +285,7 @@ class RunCallbacks:
         restyle: Any, tokens: dict[str, list[str]] | None, hidden: list[str] | None
     ) -> list[str]:
         """A legend click hides or shows an arm (and writes `hide=`)."""
-        return frontier.hidden_after_restyle(restyle, (tokens or {}).get("main", []), hidden or [])
+        return updates.hidden_after_restyle(restyle, (tokens or {}).get("main", []), hidden or [])
 
 
 def register(dash_app: Dash, app: AppContext) -> None:

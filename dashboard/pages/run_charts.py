@@ -10,10 +10,10 @@ from typing import Any, Literal
 
 from dash import Patch
 
-from dashboard.figures import frontier, style
-from ingest.schema import Col
+from dashboard.figures import frontier, style, updates
+from ingest.contract.col import Col
 from views.affects import Part, fields_affecting, fields_sparing
-from views.source import RunData
+from views.run_data import RunData
 from views.state import RunView
 
 
@@ -36,7 +36,7 @@ def at_label_x(at: float, logx: bool) -> float:
     return math.log10(at) if logx else at
 
 
-def _place_at_label(fig: frontier.Figure, view: RunView) -> frontier.Figure:
+def _place_at_label(fig: style.Figure, view: RunView) -> style.Figure:
     if view.at is not None and view.logx:
         for note in fig["layout"].get("annotations") or []:
             if note.get("x") == view.at and note.get("yref") == "paper" and "xref" not in note:
@@ -44,13 +44,13 @@ def _place_at_label(fig: frontier.Figure, view: RunView) -> frontier.Figure:
     return fig
 
 
-def main_figure(data: RunData, view: RunView) -> frontier.Figure:
+def main_figure(data: RunData, view: RunView) -> style.Figure:
     """The throughput-vs-interactivity chart of a view."""
     a = data.analysis
     return _place_at_label(_main_figure(data, view, a), view)
 
 
-def _main_figure(data: RunData, view: RunView, a: Any) -> frontier.Figure:
+def _main_figure(data: RunData, view: RunView, a: Any) -> style.Figure:
     return frontier.frontier_figure(
         data.main_plane, a.arm_frontiers, a.group_frontiers, x=view.x, y=view.y, runs=view.runs,
         arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
@@ -59,7 +59,7 @@ def _main_figure(data: RunData, view: RunView, a: Any) -> frontier.Figure:
     )  # fmt: skip
 
 
-def second_figure(data: RunData, view: RunView) -> frontier.Figure:
+def second_figure(data: RunData, view: RunView) -> style.Figure:
     """The throughput-vs-latency chart of a view."""
     a = data.second
     return frontier.frontier_figure(
@@ -88,12 +88,12 @@ def chart_update(changed: set[str] | None) -> Literal["none", "patch", "figure"]
     return "patch" if changed <= FIGURE_NEUTRAL | PATCHABLE else "figure"
 
 
-def second_frame(data: RunData, view: RunView) -> frontier.Figure:
+def second_frame(data: RunData, view: RunView) -> style.Figure:
     """The second chart before its figure arrives: `second_figure`'s layout without traces,
     built without the second chart's analysis (the figure follows the first chart's draw)."""
     layout = style.base_layout(
         chart_title(data, view, view.x2), view.x2, view.y, view.logx, view.logy,
-        revision=frontier.revision(view.runs, view.x2, view.y, view.logx, view.logy),
+        revision=updates.revision(view.runs, view.x2, view.y, view.logx, view.logy),
         y_title=data.y_title(),
     )  # fmt: skip
     layout["showlegend"] = False
@@ -101,17 +101,17 @@ def second_frame(data: RunData, view: RunView) -> frontier.Figure:
     return {"data": [], "layout": layout}
 
 
-def main_tokens(fig: frontier.Figure) -> dict[str, list[str]]:
+def main_tokens(fig: style.Figure) -> dict[str, list[str]]:
     """The main chart's legend tokens (per trace, per annotation), for patches and legend clicks."""
-    return {"main": frontier.trace_tokens(fig), "main_notes": frontier.note_tokens(fig)}
+    return {"main": updates.trace_tokens(fig), "main_notes": updates.note_tokens(fig)}
 
 
-def second_tokens(fig: frontier.Figure, view: RunView) -> dict[str, Any]:
+def second_tokens(fig: style.Figure, view: RunView) -> dict[str, Any]:
     """The second chart's tokens, with the view its figure was drawn for."""
     return {
         "query": view.query(),
-        "second": frontier.trace_tokens(fig),
-        "second_notes": frontier.note_tokens(fig),
+        "second": updates.trace_tokens(fig),
+        "second_notes": updates.note_tokens(fig),
     }
 
 
@@ -120,10 +120,10 @@ def chart_patch(
 ) -> Patch:
     """A display-only update of the drawn main (`which` "main") or second chart."""
     plane, x = (data.main_plane, view.x) if which == "main" else (data.second_plane, view.x2)
-    patch = frontier.display_patch(
-        tokens=tokens.get(which, []), hidden=view.hide, pinned=frontier.pinned_xy(plane, view.point),
+    patch = updates.display_patch(
+        tokens=tokens.get(which, []), hidden=view.hide, pinned=updates.pinned_xy(plane, view.point),
         logx=view.logx, logy=view.logy, axes_changed=axes_changed,
-        revision=frontier.revision(view.runs, x, view.y, view.logx, view.logy),
+        revision=updates.revision(view.runs, x, view.y, view.logx, view.logy),
         notes=tokens.get(f"{which}_notes", []),
     )  # fmt: skip
     if which == "main" and axes_changed and view.at is not None:

@@ -14,11 +14,10 @@ from dashboard import components as c
 from dashboard.figures import series, style
 from dashboard.ids import CONTROL, Id, control
 from dashboard.pages import overlays
-from ingest.schema import Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
 from views import urls
-from views.facets import ARM_NAME, Option
-from views.source import RunData
-from views.state import (
+from views.choices import (
     ENVELOPE_CHOICES,
     FILTERS,
     LABEL_CHOICES,
@@ -26,8 +25,10 @@ from views.state import (
     X2_CHOICES,
     X_CHOICES,
     Y_CHOICES,
-    RunView,
 )
+from views.facets import ARM_NAME, Option
+from views.run_data import RunData
+from views.state import RunView
 
 GRAPH_CONFIG: dcc.Graph.Config = {
     "displaylogo": False,

@@ -13,12 +13,14 @@ from dashboard import components as c
 from dashboard.ids import Id, control
 from dashboard.pages import overlays as o
 from dashboard.pages.run_panels import choices, dropdown
-from ingest.schema import SPECS, Col
+from ingest.contract.col import Col
+from ingest.contract.schema import SPECS
 from views import urls
 from views.accuracy import accuracy_notes
+from views.choices import AB_CHOICES, PRUNE_TOGGLES
 from views.facets import ARM_NAME
-from views.source import RunData
-from views.state import AB_CHOICES, PRUNE_TOGGLES, RunView
+from views.run_data import RunData
+from views.state import RunView
 from views.tables import KEY_POINT_COLUMNS, run_table
 
 

@@ -16,10 +16,10 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._names import parse_name
 from ingest.readers.base import Row, SourceFile
-from ingest.schema import Col
 
 # Speculative decoding drafts a handful of tokens per step; a larger position label is a broken
 # dump (and would size the per-position list).

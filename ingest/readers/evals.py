@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from ingest.contract.evals_schema import EvalCol
 from ingest.errors import ParseError
-from ingest.evals_schema import EvalCol
-from ingest.normalize import canonical_hw
+from ingest.normalize.ids import canonical_hw
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
 
 _CONC_SUFFIX = re.compile(r"_conc(\d+)(?:_\d+)?\.json$")

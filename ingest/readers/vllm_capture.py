@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers import prometheus
 from ingest.readers._metrics_common import parse_float, spec_row
@@ -26,7 +27,6 @@ from ingest.readers.vllm_command import (
     serve_flags,
     topology_columns,
 )
-from ingest.schema import Col
 
 _BANNER = "============ Serving Benchmark Result ============"
 _BANNER_BYTES = _BANNER.encode()

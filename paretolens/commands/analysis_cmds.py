@@ -19,29 +19,22 @@ import polars as pl
 import typer
 import yaml
 
-from analysis import (
-    AcceptanceParams,
-    CliffParams,
-    analyze_points,
-    check_acceptance,
-    comparison_json,
-    compute_deltas,
-    dispatch_command,
-    dispatch_problem,
-    load_golden_tables,
-    prune_list,
-    pruned_json,
-    pruned_table,
-    search_space,
-    validate_sweep_config,
-)
+from analysis.acceptance import AcceptanceParams, check_acceptance, load_golden_tables
 from analysis.baseline import MAIN
+from analysis.cliff import CliffParams
+from analysis.compare import comparison_json
+from analysis.deltas import compute_deltas
+from analysis.export import dispatch_command, dispatch_problem, search_space
+from analysis.prune import analyze_points
+from analysis.pruned import prune_list, pruned_json, pruned_table
 from analysis.ranking import rank_at
 from analysis.render import Rendering
 from analysis.slo import parse_slo
+from analysis.sweep_config import validate_sweep_config
 from analysis.tables import Table, json_text
+from ingest.contract.col import Col
+from ingest.contract.schema import DEFAULT_GROUP
 from ingest.eval_store import read_evals
-from ingest.schema import DEFAULT_GROUP, Col
 from ingest.store import Store
 from paretolens.commands.common import (
     Fmt,

@@ -21,8 +21,9 @@ from rich.markup import escape
 
 from analysis.render import Rendering, render
 from analysis.tables import Table
-from ingest.pipeline import IngestReport, ingest_paths
-from ingest.schema import RunCol
+from ingest.contract.schema import RunCol
+from ingest.pipeline import ingest_paths
+from ingest.report import IngestReport
 from ingest.store import Store
 from paretolens.settings import SAMPLES_DIR, load_settings
 

@@ -10,8 +10,8 @@ import typer
 
 from analysis.deltas import compute_deltas
 from analysis.evals import arm_accuracy, evals_for
+from ingest.contract.col import Col
 from ingest.eval_store import read_evals
-from ingest.schema import Col
 from paretolens.commands.common import (
     Fmt,
     RunOpt,

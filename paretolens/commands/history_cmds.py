@@ -8,7 +8,7 @@ import polars as pl
 import typer
 
 from analysis.history import arm_history
-from ingest.schema import Col
+from ingest.contract.col import Col
 from paretolens.commands.common import (
     Fmt,
     StoreOpt,

@@ -15,11 +15,15 @@ from rich.table import Table as RichTable
 
 from analysis.render import Rendering, keep_whole
 from analysis.tables import Table
+from ingest.contract.col import Col
+from ingest.contract.schema import RejectCol, RunCol
+from ingest.defaults import check_defaults
 from ingest.dump import DumpError, ingest_dump, is_dump_dir
 from ingest.errors import SchemaError
-from ingest.pipeline import IngestReport, check_defaults, ingest_paths
-from ingest.schema import Col, RejectCol, RunCol
-from ingest.store import InvalidRunId, StoreWriteError
+from ingest.journal import StoreWriteError
+from ingest.pipeline import ingest_paths
+from ingest.report import IngestReport
+from ingest.run_ids import InvalidRunId
 from paretolens.commands.common import StoreOpt, console, emit, err, fail, open_store
 from paretolens.settings import load_settings
 
@@ -223,7 +227,7 @@ def points(
     shown: list[Col] = []
     if costs or hwcost is not None:
         from analysis.cost import load_hardware, parse_hwcost, with_costs
-        from ingest.schema import header
+        from ingest.contract.schema import header
 
         try:
             filled = with_costs(df, load_hardware(), parse_hwcost(hwcost or ""))

@@ -11,7 +11,7 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from ingest.schema import Col
+from ingest.contract.col import Col
 from ingest.store import Store
 from paretolens.commands.common import open_store
 from paretolens.settings import GOLDEN_AL_DIR, load_settings

@@ -14,7 +14,8 @@ from analysis.baseline import (
     latest_main_baseline,
 )
 from analysis.compare import compare_runs
-from ingest.schema import Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
 from tests.analysis.pointdata import frame, row
 
 # One configuration (DeepSeek-R1 FP8 on H200, vLLM TP8, 1k/1k) measured by four runs.

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from analysis.cliff import CliffParams, detect_cliffs
-from ingest.schema import Col
+from ingest.contract.col import Col
 from tests.analysis.pointdata import frame, row
 
 

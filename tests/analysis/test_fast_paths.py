@@ -31,7 +31,7 @@ from analysis.prune import Analysis, analyze_points
 from analysis.reasons import _distinct
 from analysis.slo import parse_slo
 from benchmarks.synth import SynthSpec, synth_points
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 
 def _numpy_dense(values: np.ndarray) -> np.ndarray:

@@ -10,7 +10,8 @@ import pytest
 from analysis.history import arm_history
 from analysis.interpolate import frontier_value
 from analysis.prune import analyze_points
-from ingest.schema import Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
 
 TP4_DRAM = "TP4 EP4 | no spec | kv dram"
 

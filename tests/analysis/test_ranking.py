@@ -10,10 +10,11 @@ import pytest
 from scipy.interpolate import PchipInterpolator
 from typer.testing import CliRunner
 
-from analysis import Frontier, analyze_points, frontier_gap
-from analysis.interpolate import frontier_value
+from analysis.interpolate import frontier_gap, frontier_value
+from analysis.polylines import Frontier
+from analysis.prune import analyze_points
 from analysis.ranking import RANKING_SCHEMA, rank_at
-from ingest.schema import Col
+from ingest.contract.col import Col
 from ingest.store import Store
 from paretolens.cli import app
 

@@ -7,11 +7,12 @@ from collections.abc import Callable
 import polars as pl
 import pytest
 
-from analysis import analyze_points, compare_runs, comparison_markdown, prune_list
+from analysis.compare import compare_runs, comparison_markdown
 from analysis.export import search_space
-from analysis.pruned import pruned_json
+from analysis.prune import analyze_points
+from analysis.pruned import prune_list, pruned_json
 from analysis.slo import parse_slo
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 SLO = "p90_ttft<=1.5"
 

@@ -17,8 +17,8 @@ from dash import Dash
 from dashboard.app import create_app
 from dashboard.context import AppContext
 from dashboard.fetch import Fetcher
+from ingest.contract.schema import RunCol
 from ingest.pipeline import ingest_paths
-from ingest.schema import RunCol
 from ingest.store import Store
 from paretolens.settings import GOLDEN_AL_DIR, Settings
 from views.source import DataSource

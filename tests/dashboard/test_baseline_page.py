@@ -28,7 +28,7 @@ from dash import Dash
 from dashboard.app import create_app
 from dashboard.pages import run as run_page
 from dashboard.pages import run_charts as charts
-from ingest.schema import Col
+from ingest.contract.col import Col
 from ingest.store import Store
 from tests.dashboard.baseline_store import DUMP_MAIN, NEW_MAIN, OLD_MAIN, RUN, build
 from views.source import DataSource

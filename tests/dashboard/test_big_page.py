@@ -17,9 +17,9 @@ from selenium.webdriver.common.by import By
 
 from benchmarks.synth import runs_spec, synth_points, write_store
 from dashboard.app import create_app
-from dashboard.figures.frontier import Figure
+from dashboard.figures.style import Figure
 from dashboard.pages.run_charts import main_figure, second_figure
-from ingest.schema import Col
+from ingest.contract.col import Col
 from ingest.store import Store
 from paretolens.settings import Settings
 from views import urls

@@ -13,9 +13,10 @@ from analysis.cost import COST_COLUMNS, LABELS, axis_label, load_hardware
 from dashboard.context import AppContext
 from dashboard.pages import run as run_page
 from dashboard.pages import run_charts as charts
-from ingest.schema import Col
+from ingest.contract.col import Col
+from views.choices import Y_CHOICES
 from views.source import DataSource
-from views.state import Y_CHOICES, RunView
+from views.state import RunView
 
 B200 = load_hardware().hardware["b200"]
 

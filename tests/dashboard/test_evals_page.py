@@ -42,8 +42,8 @@ from dashboard.pages import compare as compare_page
 from dashboard.pages import run_panels, run_tables
 from dashboard.pages.run import RunCallbacks
 from dashboard.pages.run_charts import chart_patch, main_figure, main_tokens
+from ingest.contract.col import Col
 from ingest.dump import ingest_dump
-from ingest.schema import Col
 from ingest.store import Store
 from tests.dashboard.baseline_store import DUMP, DUMP_MAIN, NEW_MAIN, RUN, write_dump
 from views.source import DataSource

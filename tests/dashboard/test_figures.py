@@ -6,11 +6,13 @@ from typing import Any
 
 import polars as pl
 
-from dashboard.figures import frontier, series, style
-from dashboard.pages.run import main_figure
-from ingest.schema import Col, SeriesCol
+from dashboard.figures import frontier, series, style, updates
+from dashboard.pages.run_charts import main_figure
+from ingest.contract.col import Col
+from ingest.contract.schema import SeriesCol
 from views.facets import ARM_NAME
-from views.source import DataSource, RunData
+from views.run_data import RunData
+from views.source import DataSource
 from views.state import RunView
 
 DSR1 = RunView(runs=("dsr1",))
@@ -168,16 +170,16 @@ def test_several_runs_get_their_own_marker_and_dash(source: DataSource) -> None:
 
 def test_legend_clicks_become_hidden_tokens() -> None:
     tokens = ["envelope~r", "a~r", "a~r", "b~r", "pinned"]
-    assert frontier.hidden_after_restyle([{"visible": ["legendonly"]}, [1, 2]], tokens, []) == [
+    assert updates.hidden_after_restyle([{"visible": ["legendonly"]}, [1, 2]], tokens, []) == [
         "a~r"
     ]
-    assert frontier.hidden_after_restyle([{"visible": [True]}, [1, 2]], tokens, ["a~r", "b~r"]) == [
+    assert updates.hidden_after_restyle([{"visible": [True]}, [1, 2]], tokens, ["a~r", "b~r"]) == [
         "b~r"
     ]
     isolate = [{"visible": ["legendonly", True, True, "legendonly", True]}, [0, 1, 2, 3, 4]]
-    assert frontier.hidden_after_restyle(isolate, tokens, []) == ["envelope~r", "b~r"]
-    assert frontier.hidden_after_restyle([{"marker.size": [3]}, [1]], tokens, ["b~r"]) == ["b~r"]
-    assert frontier.hidden_after_restyle(None, tokens, ["b~r"]) == ["b~r"]
+    assert updates.hidden_after_restyle(isolate, tokens, []) == ["envelope~r", "b~r"]
+    assert updates.hidden_after_restyle([{"marker.size": [3]}, [1]], tokens, ["b~r"]) == ["b~r"]
+    assert updates.hidden_after_restyle(None, tokens, ["b~r"]) == ["b~r"]
 
 
 def test_series_figure_draws_one_panel_per_metric() -> None:

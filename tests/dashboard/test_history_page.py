@@ -11,7 +11,7 @@ import pytest
 from analysis.history import arm_history
 from dashboard.context import AppContext
 from dashboard.pages import history, run_tables
-from ingest.schema import Col
+from ingest.contract.col import Col
 from views import urls
 from views.source import DataSource
 from views.state import HistoryView, RunView

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from dashboard.figures import frontier
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
+from views.choices import Y_CHOICES
 from views.source import DataSource
-from views.state import Y_CHOICES, RunView
+from views.state import RunView
 
 # A real appended vLLM/SGLang request-rate sweep: results.json names no GPU count.
 SWEEP = (

@@ -19,19 +19,21 @@ import yaml
 from dash import dcc, html
 from typer.testing import CliRunner
 
-from analysis import analyze_points, prune_list
+from analysis.prune import analyze_points
+from analysis.pruned import prune_list
 from dashboard.ids import Id
 from dashboard.pages import index, points, run
 from dashboard.pages import run_charts as charts
 from dashboard.pages import run_tables as t
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 from paretolens.cli import app as cli
 from paretolens.commands.common import seed_samples
 from paretolens.settings import SAMPLES_DIR
 from views.master_configs import MASTERS_DIR, yaml_problem
-from views.source import DataSource, RunData
+from views.run_data import RunData
+from views.source import DataSource
 from views.state import IndexView, RunView
 from views.tables import index_table
 

@@ -8,11 +8,12 @@ from typing import Any
 
 import polars as pl
 
-from analysis import pruned_json
+from analysis.pruned import pruned_json
 from analysis.recipes import config_key, row_identity
-from ingest.schema import Col
+from ingest.contract.col import Col
 from runner.sources import plan_from_arms, plan_from_pruned
-from views.source import DataSource, RunData
+from views.run_data import RunData
+from views.source import DataSource
 from views.state import RunView
 
 RUN = "29337493492"

@@ -8,18 +8,11 @@ import pytest
 from pydantic import BaseModel
 
 from dashboard.pages import run_charts as run
-from views import source
+from views import run_data
 from views.affects import Part, affects, fields_affecting, invalidates
-from views.state import (
-    DISPLAY_ONLY,
-    FILTER_FIELDS,
-    CompareView,
-    IndexView,
-    JobsView,
-    RunView,
-    seq_label,
-    split_values,
-)
+from views.choices import FILTER_FIELDS, seq_label
+from views.state import DISPLAY_ONLY, CompareView, IndexView, JobsView, RunView
+from views.viewmodel import split_values
 
 
 @pytest.mark.parametrize(
@@ -115,15 +108,15 @@ def test_every_run_view_field_declares_what_it_affects() -> None:
 def test_the_cache_and_callback_field_sets_follow_from_the_markers() -> None:
     # The lists these replaced, written out by hand in three modules before.
     assert {"logx", "logy", "frontier_only", "labels", "point", "hide", "tab", "x2"} == DISPLAY_ONLY
-    assert set(source.CACHE_IGNORED) == DISPLAY_ONLY - {"x2"}
-    assert source.RUN_FIELDS == ("runs",)
-    assert set(source.POINT_FIELDS) == {"runs", *FILTER_FIELDS, "hwcost"}
-    assert set(source.MAIN_FIELDS) == {*source.POINT_FIELDS, "x", "y", "envelope", "slo"}
-    assert set(source.SECOND_FIELDS) == {*source.POINT_FIELDS, "x2", "y", "envelope", "slo"}
-    assert set(source.DELTA_FIELDS) == {*source.MAIN_FIELDS, "ab"}
-    assert set(source.BASELINE_FIELDS) == {*source.MAIN_FIELDS, "baseline"}
-    assert set(source.PRUNED_FIELDS) == {
-        *source.MAIN_FIELDS,
+    assert set(run_data.CACHE_IGNORED) == DISPLAY_ONLY - {"x2"}
+    assert run_data.RUN_FIELDS == ("runs",)
+    assert set(run_data.POINT_FIELDS) == {"runs", *FILTER_FIELDS, "hwcost"}
+    assert set(run_data.MAIN_FIELDS) == {*run_data.POINT_FIELDS, "x", "y", "envelope", "slo"}
+    assert set(run_data.SECOND_FIELDS) == {*run_data.POINT_FIELDS, "x2", "y", "envelope", "slo"}
+    assert set(run_data.DELTA_FIELDS) == {*run_data.MAIN_FIELDS, "ab"}
+    assert set(run_data.BASELINE_FIELDS) == {*run_data.MAIN_FIELDS, "baseline"}
+    assert set(run_data.PRUNED_FIELDS) == {
+        *run_data.MAIN_FIELDS,
         "neighbours",
         "arm_frontier",
         "master",

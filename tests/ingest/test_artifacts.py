@@ -9,15 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest.artifacts import (
-    MAX_FILE_BYTES,
-    UnsafeArchiveError,
-    collect,
-    dedupe_retries,
-    logical_name,
-    pair_key,
-    safe_extract,
-)
+from ingest.artifacts import collect, dedupe_retries, logical_name, pair_key
+from ingest.errors import UnsafeArchiveError
+from ingest.files import MAX_FILE_BYTES
+from ingest.zips import safe_extract
 
 
 def test_logical_name_strips_runner_retry_suffix() -> None:

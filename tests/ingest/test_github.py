@@ -10,8 +10,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
 from ingest.github import GitHubClient, GitHubError, fetch_run, newest_artifacts
-from ingest.schema import Col, RunCol
 from ingest.store import Store
 from paretolens.cli import app
 from tests.loopback import zip_bytes

@@ -8,9 +8,10 @@ import polars as pl
 import pytest
 
 from analysis.confounds import confounds
+from ingest.contract.col import Col
+from ingest.contract.schema import DEFAULT_GROUP
 from ingest.identity import splitting_flags
 from ingest.pipeline import ingest_paths
-from ingest.schema import DEFAULT_GROUP, Col
 from ingest.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,8 +25,9 @@ import polars as pl
 from hypothesis import strategies as st
 
 from ingest.artifacts import logical_name
+from ingest.contract.col import Col
+from ingest.contract.schema import RejectCol, RunCol
 from ingest.readers.base import SourceFile
-from ingest.schema import Col, RejectCol, RunCol
 from ingest.store import Store
 
 REPO = Path(__file__).resolve().parents[2]

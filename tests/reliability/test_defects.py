@@ -36,10 +36,12 @@ from analysis.tables import csv_text, md_cell
 from dashboard import auth
 from ingest import files
 from ingest import pipeline as ingest_pipeline
-from ingest.normalize import MAX_STRING_CHARS
+from ingest.contract.col import Col
+from ingest.contract.schema import TIMESERIES_SCHEMA, SeriesCol
+from ingest.normalize.rules import MAX_STRING_CHARS
 from ingest.pipeline import ingest_paths
-from ingest.schema import TIMESERIES_SCHEMA, Col, SeriesCol
-from ingest.store import InvalidRunId, Store, suggest_run_id
+from ingest.run_ids import InvalidRunId, suggest_run_id
+from ingest.store import Store
 from paretolens.settings import Settings
 from tests.reliability import figures
 from tests.reliability._support import FIXTURES

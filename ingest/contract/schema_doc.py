@@ -1,6 +1,6 @@
 """Generate docs/schema.md from the data contract (a test keeps the checked-in copy current).
 
-Run `uv run python -m ingest.schema_doc` after changing `ingest/schema.py`.
+Run `uv run python -m ingest.contract.schema_doc` after changing `ingest/contract/schema.py`.
 """
 
 from __future__ import annotations
@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ingest.schema import (
+from ingest.contract.columns import COLUMNS
+from ingest.contract.evals_schema import EVAL_DESCRIPTIONS, EVAL_IDENTITY, EVALS_SCHEMA
+from ingest.contract.schema import (
     ARM_KEY,
-    COLUMNS,
     DEFAULT_GROUP,
-    EVAL_DESCRIPTIONS,
-    EVAL_IDENTITY,
-    EVALS_SCHEMA,
     IDENTITY_SOURCES,
     REJECT_DESCRIPTIONS,
     REJECTS_SCHEMA,
@@ -29,7 +27,7 @@ from ingest.schema import (
     SeriesCol,
 )
 
-DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "schema.md"
+DOC_PATH = Path(__file__).resolve().parents[2] / "docs" / "schema.md"
 
 
 def _cell(text: str) -> str:
@@ -83,7 +81,7 @@ def render() -> str:
     lines = [
         "# The paretolens data contract",
         "",
-        "Generated from `ingest/schema.py` by `python -m ingest.schema_doc`; do not edit by hand.",
+        "Generated from `ingest/contract/schema.py` by `python -m ingest.contract.schema_doc`; do not edit by hand.",
         "Names follow the InferenceX aggregate fields where one exists. Latencies are in **seconds**,",
         "interactivity in tok/s/user. `better` is the direction analysis treats as an improvement.",
         "",

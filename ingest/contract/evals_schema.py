@@ -1,8 +1,8 @@
 """The `evals` table: accuracy measurements (lm-eval tasks) of a configuration, stored beside the
 points of the same run and joined to them by configuration (`analysis.evals`).
 
-One row per (source file, task, metric, concurrency). Part of the data contract; `ingest.schema`
-re-exports these names and `docs/schema.md` lists the columns (`python -m ingest.schema_doc`).
+One row per (source file, task, metric, concurrency). Part of the data contract; `ingest.contract.schema`
+re-exports these names and `docs/schema.md` lists the columns (`python -m ingest.contract.schema_doc`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from enum import StrEnum
 
 import pyarrow as pa
 
-from ingest.col import Col
+from ingest.contract.col import Col
 
 _S = pa.string()
 _I = pa.int64()

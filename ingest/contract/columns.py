@@ -1,15 +1,15 @@
 """The points table's columns in order: what identifies a point and its configuration (here),
-then what was measured (`ingest.measured_columns`).
+then what was measured (`ingest.contract.measured_columns`).
 
-Part of the data contract (`ingest.schema`, which re-exports `COLUMNS`).
+Part of the data contract (`ingest.contract.schema`, which re-exports `COLUMNS`).
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-from ingest.col import Col, ColumnSpec
-from ingest.measured_columns import MEASURED_COLUMNS
+from ingest.contract.col import Col, ColumnSpec
+from ingest.contract.measured_columns import MEASURED_COLUMNS
 
 _S = pa.string()
 _I = pa.int64()

@@ -1,7 +1,7 @@
 """The plan contract between the analysis that prunes a sweep and the runner that launches the
 next one: one kept arm with its identity and the loads to run.
 
-Part of the data contract (`ingest.schema` re-exports it), so the runner needs nothing of
+Part of the data contract (`ingest.contract.schema` re-exports it), so the runner needs nothing of
 `analysis` to read a plan.
 """
 

@@ -3,7 +3,7 @@
 Column names follow the InferenceX aggregate field names wherever one exists (`tput_per_gpu`,
 `median_intvty`, `p99_ttft` in seconds, `conc`, `tp`, `ep`, `spec_decoding`). Everything else in
 paretolens refers to columns through :class:`Col`, never through bare strings. The names are in
-`ingest.col`, the points table's columns in `ingest.columns` and `ingest.measured_columns`; this
+`ingest.contract.col`, the points table's columns in `ingest.contract.columns` and `ingest.contract.measured_columns`; this
 module re-exports them with the keys, the schemas and the other tables.
 """
 
@@ -15,22 +15,13 @@ from enum import StrEnum
 import polars as pl
 import pyarrow as pa
 
-from ingest.col import LATENCIES, STATS, Better, Col, ColumnSpec
-from ingest.columns import COLUMNS
-from ingest.evals_schema import EVAL_DESCRIPTIONS, EVAL_IDENTITY, EVALS_SCHEMA, EvalCol
-from ingest.measured_columns import COST_CLASSES
-from ingest.plans import ArmPlan, Identity
+from ingest.contract.col import Better, Col, ColumnSpec
+from ingest.contract.columns import COLUMNS
 
 __all__ = [
     "ARM_KEY",
-    "COLUMNS",
-    "COST_CLASSES",
     "DEFAULT_GROUP",
-    "EVALS_SCHEMA",
-    "EVAL_DESCRIPTIONS",
-    "EVAL_IDENTITY",
     "IDENTITY_SOURCES",
-    "LATENCIES",
     "POINTS_SCHEMA",
     "REJECTS_SCHEMA",
     "REJECT_DESCRIPTIONS",
@@ -39,14 +30,7 @@ __all__ = [
     "RUN_NOISE_FLAGS",
     "SERIES_DESCRIPTIONS",
     "SPECS",
-    "STATS",
     "TIMESERIES_SCHEMA",
-    "ArmPlan",
-    "Better",
-    "Col",
-    "ColumnSpec",
-    "EvalCol",
-    "Identity",
     "RejectCol",
     "RunCol",
     "SeriesCol",

@@ -1,7 +1,7 @@
 """The canonical column names (`Col`) and the shape of a column's description (`ColumnSpec`).
 
 Everything in paretolens refers to columns through :class:`Col`, never through bare strings;
-`ingest.schema` re-exports these with the rest of the data contract.
+`ingest.contract.schema` re-exports these with the rest of the data contract.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The measured columns of the points table: throughputs, costs, latencies, interactivity,
 request counts, speculative-decoding and server measurements, then what is derived last.
 
-Part of the data contract (`ingest.schema`); `ingest.columns` puts them after the configuration
+Part of the data contract (`ingest.contract.schema`); `ingest.contract.columns` puts them after the configuration
 columns.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ingest.col import LATENCIES, STATS, Col, ColumnSpec
+from ingest.contract.col import LATENCIES, STATS, Col, ColumnSpec
 
 _S = pa.string()
 _I = pa.int64()
