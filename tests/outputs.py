@@ -1,7 +1,7 @@
 """The CLI's and the web's output bytes for the bundled sample runs, as a fixed list of requests.
 
-`tests/test_outputs.py` compares them with the files in `tests/fixtures/outputs/`, written by
-this module (`uv run python -m tests.outputs`) with the code of the commit before the `views/`
+`tests/test_outputs.py` compares them with the files in `tests/golden_outputs/`, written by
+this module (`uv run python -m tests.outputs`) into `tests/golden_outputs/` with the code of the commit before the `views/`
 move, so a move that claims to change no behaviour is held to the byte. Time stamps of ingest are
 pinned, because they are the one thing that differs between two ingests of the same files.
 When a later change means to alter an output, rewrite the files with the same command and say so
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT_DIR = ROOT / "tests" / "fixtures" / "outputs"
+OUT_DIR = ROOT / "tests" / "golden_outputs"
 PINNED = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 RUN_TABLES = ("points", "al", "deltas", "deltas_frontier", "at", "pruned", "rejects")

@@ -1,5 +1,5 @@
 """The CLI and the web give, byte for byte, what they gave before the `views/` move
-(`tests/outputs.py` wrote `tests/fixtures/outputs/` with the code of the commit before it)."""
+(`tests/outputs.py` wrote `tests/golden_outputs/` with the code of the commit before it)."""
 
 from __future__ import annotations
 

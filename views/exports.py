@@ -15,7 +15,7 @@ from typing import Any
 
 from analysis.baseline import MAIN
 from analysis.pruned import pruned_json
-from analysis.render import Rendering, render
+from analysis.render import OutputFormat, Rendering, by_suffix, file_formats, render
 from analysis.tables import Table, json_text
 from views.source import DataSource
 from views.state import CompareView, HistoryView, IndexView, JobsView, RunView
@@ -29,15 +29,6 @@ from views.tables import (
     run_table,
 )
 
-CONTENT_TYPES = {
-    "csv": "text/csv; charset=utf-8",
-    "json": "application/json",
-    "parquet": "application/vnd.apache.parquet",
-    "yaml": "application/yaml; charset=utf-8",
-    "txt": "text/plain; charset=utf-8",
-    "md": "text/markdown; charset=utf-8",
-}
-
 
 class ExportError(Exception):
     """A request the export routes cannot answer: the message says what was wrong."""
@@ -46,11 +37,6 @@ class ExportError(Exception):
         super().__init__(message)
         self.status = status
 
-
-# URL suffix -> the renderer's format (`analysis.render.RENDERERS`): every table answers these.
-SUFFIXES: Mapping[str, str] = {"csv": "csv", "json": "json", "parquet": "parquet", "md": "markdown"}
-# and the suffix of each renderer format, for the CLI (`--format markdown` is `.md`)
-SUFFIX_OF: Mapping[str, str] = {fmt: suffix for suffix, fmt in SUFFIXES.items()}
 
 Body = Callable[[DataSource, Any], str | bytes]
 
@@ -63,11 +49,25 @@ class Export:
     view: type[RunView] | type[IndexView] | type[CompareView] | type[JobsView] | type[HistoryView]
     table: Callable[[DataSource, Any], Table]
     own: Mapping[str, Body] = field(default_factory=dict)
+    # The download links of the table: the formats of every table (`OutputFormat.link`), then
+    # its own; or its own first, where those are what its users came for (the pruned list).
+    own_first: bool = False
 
     @property
     def formats(self) -> tuple[str, ...]:
-        """The URL suffixes this table answers: the renderers' and its own."""
-        return (*SUFFIXES, *(f for f in self.own if f not in SUFFIXES))
+        """The URL suffixes this table answers: every table's (`analysis.render.FORMATS`) and
+        its own."""
+        every = tuple(f.suffix for f in file_formats() if f.suffix)
+        return (*every, *(f for f in self.own if f not in every))
+
+    @property
+    def links(self) -> tuple[OutputFormat, ...]:
+        """The formats the web app offers as download links under the table."""
+        every = [f.suffix for f in file_formats() if f.link and f.suffix]
+        own = list(self.own)
+        order = [*own, *every] if self.own_first else [*every, *own]
+        found = (by_suffix(s) for s in dict.fromkeys(order))
+        return tuple(f for f in found if f is not None)
 
 
 def _run_table(name: str) -> Callable[[DataSource, Any], Table]:
@@ -113,7 +113,10 @@ _OWN: dict[str, Mapping[str, Body]] = {
     "baseline": {"md": _baseline_md},
 }
 EXPORTS: dict[str, Export] = {
-    **{name: Export(RunView, _run_table(name), _OWN.get(name, {})) for name in TABLES},
+    **{
+        name: Export(RunView, _run_table(name), _OWN.get(name, {}), own_first=name == "pruned")
+        for name in TABLES
+    },
     **{name: Export(CompareView, _compare_table(name)) for name in COMPARE_TABLES},
 }
 EXPORTS["runs"] = Export(IndexView, index_table)
@@ -175,8 +178,15 @@ def export_body(source: DataSource, filename: str, query: str) -> Exported:
     if own is not None:
         body = own(source, view)
     else:
-        body = render(spec.table(source, view), SUFFIXES[fmt], Rendering(query=view.query()))
-    return Exported(body, CONTENT_TYPES[fmt], _filename(name, view, fmt))
+        body = render(spec.table(source, view), _format(fmt).name, Rendering(query=view.query()))
+    return Exported(body, _format(fmt).content_type or "", _filename(name, view, fmt))
+
+
+def _format(suffix: str) -> OutputFormat:
+    found = by_suffix(suffix)
+    if found is None:  # Export.formats holds only declared suffixes
+        raise ExportError(404, f"unknown format {suffix!r}")
+    return found
 
 
 def _filename(table: str, view: object, fmt: str) -> str:

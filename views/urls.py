@@ -20,11 +20,6 @@ INDEX_PATH = "/"
 EXPORT_PREFIX = "/export/"
 API_PREFIX = "/api/"
 
-EXPORT_FORMATS = ("csv", "json", "parquet")
-PRUNED_FORMATS = ("yaml", "txt", "json", "csv", "parquet")
-# Tables with formats beyond EXPORT_FORMATS.
-EXTRA_FORMATS = {"pruned": PRUNED_FORMATS, "baseline": (*EXPORT_FORMATS, "md")}
-
 
 def _with(path: str, query: str) -> str:
     return f"{path}?{query}" if query else path

@@ -17,8 +17,6 @@ from views.run_data import RunData
 from views.state import HistoryView, RunView
 from views.tables import run_table
 
-BASELINE_FORMATS = (*urls.EXPORT_FORMATS, "md")
-
 
 def controls(view: RunView, run_options: list[dict[str, str]]) -> list[html.Div]:
     """The baseline picker (`baseline=`) and the cost overrides (`hwcost=`)."""
@@ -116,7 +114,7 @@ def uplift_panel(data: RunData, view: RunView) -> Any:
                 "(PCHIP, common range only; the shaded areas)",
                 className="muted small",
             ),
-            c.export_links("baseline", q, BASELINE_FORMATS, label="Uplift"),
+            c.export_links("baseline", q, label="Uplift"),
             html.Details(
                 [
                     html.Summary("Markdown for the PR"),

@@ -76,7 +76,7 @@ def exports_bar(view: RunView) -> html.Div:
     return html.Div(
         [
             c.export_links("points", q, label="Points"),
-            c.export_links("pruned", q, ("yaml", "txt", "json", "csv"), label="Pruned list"),
+            c.export_links("pruned", q, label="Pruned list"),
         ],
         className="small",
         style={"display": "flex", "gap": "18px", "flexWrap": "wrap"},

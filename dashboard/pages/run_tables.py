@@ -385,7 +385,7 @@ def pruned_body(data: RunData, view: RunView) -> list[Any]:
         skipped_arms(data.pruned_space),
         c.notes([data.master[1]] if data.master[1] else []),
         html.Div(
-            [html.B(summary), " ", c.export_links("pruned", q, urls.PRUNED_FORMATS)],
+            [html.B(summary), " ", c.export_links("pruned", q)],
             className="small",
         ),
         html.H4(

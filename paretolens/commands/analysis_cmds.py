@@ -37,7 +37,7 @@ from ingest.contract.schema import DEFAULT_GROUP
 from ingest.eval_store import read_evals
 from ingest.store import Store
 from paretolens.commands.common import (
-    Fmt,
+    FmtOpt,
     RunOpt,
     RunsArg,
     StoreOpt,
@@ -130,7 +130,7 @@ def analyze(
             "at 40 tok/s/user, best first; empty where the arm does not reach it)",
         ),
     ] = None,
-    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    fmt: FmtOpt = "table",
     store: StoreOpt = None,
 ) -> None:
     """One verdict per point: frontier | dominated | post_cliff | invalid | out_of_slo, with
@@ -151,7 +151,7 @@ def analyze(
             _emit_ranking(rank_at(a.arm_frontiers, at), fmt, x, y, at)
             return
         table = a.table
-        if fmt in (Fmt.table, Fmt.markdown):  # the axes by name, and isl/osl beside the arm
+        if fmt in ("table", "markdown"):  # the axes by name, and isl/osl beside the arm
             table = table.rename({k: v for k, v in (("x", x), ("y", y)) if v not in table.columns})
         ident = ["run_id", "arm_label", Col.ISL, Col.OSL, "conc"]
         cols = [*ident, *(c if c in table.columns else k for k, c in (("x", x), ("y", y)))]
@@ -164,8 +164,8 @@ def analyze(
         )
 
 
-def _emit_ranking(ranking: pl.DataFrame, fmt: Fmt, x: str, y: str, at: float) -> None:
-    if fmt in (Fmt.table, Fmt.markdown):  # the axes by name
+def _emit_ranking(ranking: pl.DataFrame, fmt: str, x: str, y: str, at: float) -> None:
+    if fmt in ("table", "markdown"):  # the axes by name
         ranking = ranking.rename({"x": x, "y": y} if x != y else {})
     cols = ["run_id", "arm_label", *ranking.columns[3:]]
     emit_frame(ranking, fmt, cols, f"arms ranked by {y} at {x} = {at:g}")
@@ -235,7 +235,7 @@ def al_check(
     golden: Annotated[
         Path, typer.Option("--golden", help="directory of golden AL YAML tables")
     ] = GOLDEN_AL_DIR,
-    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    fmt: FmtOpt = "table",
     store: StoreOpt = None,
 ) -> None:
     """Measured acceptance length of every spec-decoding point vs pinned or golden AL.
@@ -275,7 +275,7 @@ def deltas(
     ] = Col.SPEC_DECODING,
     x: XOpt = Col.MEDIAN_INTVTY,
     y: YOpt = Col.TPUT_PER_GPU,
-    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    fmt: FmtOpt = "table",
     frontier: Annotated[
         bool, typer.Option("--frontier", help="print the frontier-level deltas instead")
     ] = False,
@@ -339,7 +339,7 @@ def compare(
     x: XOpt = Col.MEDIAN_INTVTY,
     y: YOpt = Col.TPUT_PER_GPU,
     slo: SloOpt = None,
-    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    fmt: FmtOpt = "table",
     store: StoreOpt = None,
 ) -> None:
     """Candidate run vs base run: per-arm frontier uplift and per-conc deltas.
@@ -365,11 +365,11 @@ def compare(
             )
         for note in data.notes:
             err.print(note, markup=False, soft_wrap=True)
-        if fmt is Fmt.markdown:
+        if fmt == "markdown":
             sys.stdout.write(data.markdown)
-        elif fmt is Fmt.json:
+        elif fmt == "json":
             sys.stdout.write(json_text(comparison_json(c)))
-        elif fmt is Fmt.csv:
+        elif fmt == "csv":
             emit(Table("compare_points", "", c.points), "csv", Rendering(units=False))
         else:
             emit_frame(

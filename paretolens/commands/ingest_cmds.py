@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table as RichTable
 
-from analysis.render import Rendering, keep_whole
+from analysis.render import FORMATS, Rendering, keep_whole
 from analysis.tables import Table
 from ingest.contract.col import Col
 from ingest.contract.schema import RejectCol, RunCol
@@ -24,7 +24,15 @@ from ingest.journal import StoreWriteError
 from ingest.pipeline import ingest_paths
 from ingest.report import IngestReport
 from ingest.run_ids import InvalidRunId
-from paretolens.commands.common import StoreOpt, console, emit, err, fail, open_store
+from paretolens.commands.common import (
+    FileFmtOpt,
+    StoreOpt,
+    console,
+    emit,
+    err,
+    fail,
+    open_store,
+)
 from paretolens.settings import load_settings
 
 
@@ -169,15 +177,10 @@ def fetch(
 def _emit(df: pl.DataFrame, fmt: str, output: Path | None) -> None:
     """A store table through the renderer registry: headers without units, JSON as an array of
     rows, floats as stored in the terminal table (which takes the terminal's width now)."""
-    if fmt not in ("table", "csv", "json", "parquet"):
-        raise fail(f"unknown format {fmt!r}: expected table, csv, json or parquet")
-    if fmt == "parquet" and output is None:
-        raise fail("--format parquet needs --output FILE")
+    if FORMATS[fmt].binary and output is None and sys.stdout.isatty():
+        raise fail(f"--format {fmt} is binary: give --output FILE or redirect stdout")
     how = Rendering(units=False, shape="rows", digits=None)
     emit(Table("store", "", df), fmt, how, output)
-
-
-FmtOpt = Annotated[str, typer.Option("--format", help="table, csv, json or parquet")]
 
 
 def runs(store: StoreOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
@@ -202,7 +205,7 @@ def runs(store: StoreOpt = None, as_json: Annotated[bool, typer.Option("--json")
 
 def points(
     run: Annotated[list[str] | None, typer.Option("--run", help="run id (repeatable)")] = None,
-    fmt: FmtOpt = "table",
+    fmt: FileFmtOpt = "table",
     output: Annotated[Path | None, typer.Option("--output")] = None,
     costs: Annotated[
         bool,
@@ -261,7 +264,7 @@ def points(
 
 def rejects(
     run: Annotated[list[str] | None, typer.Option("--run")] = None,
-    fmt: FmtOpt = "table",
+    fmt: FileFmtOpt = "table",
     store: StoreOpt = None,
 ) -> None:
     """Print the rejected files and rows, and the files read with nothing to store, with why."""
