@@ -17,7 +17,7 @@ from typing import Any, Literal
 import polars as pl
 import yaml
 
-from analysis.prune import IDENTITY_COLUMNS
+from analysis.frontier.prune import IDENTITY_COLUMNS
 from ingest.contract.col import Col
 
 AcceptanceVerdict = Literal["ok", "warn", "fail", "not_measured"]

@@ -106,7 +106,7 @@ class Page:
     def controls(self, run_id: str, **changes: Any) -> tuple[list[Any], list[dict[str, Any]]]:
         """(values, ids) of the run page's controls for a view, as Dash passes them."""
         from dashboard.ids import control
-        from views.state import RunView
+        from views.query.state import RunView
 
         view = RunView(runs=(run_id,)).replace(**changes)
         values = view.controls()
@@ -143,7 +143,7 @@ class Page:
     def tokens(self, run_id: str) -> Any:
         """The trace tokens the run page's layout stores for its main chart."""
         from dashboard.pages.run_charts import main_figure, main_tokens
-        from views.state import RunView
+        from views.query.state import RunView
 
         if run_id not in self._tokens:
             view = RunView(runs=(run_id,))
@@ -184,7 +184,7 @@ def _context_of(app: Any) -> Any:
 
 def filter_changes(page: Page, run_id: str) -> list[dict[str, Any]]:
     """Control changes a user makes on a run page, from the run's own facet values."""
-    from views.state import RunView
+    from views.query.state import RunView
 
     facets = page.source.run_data(RunView(runs=(run_id,))).facets
     changes: list[dict[str, Any]] = []

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from analysis.pareto import compute_frontiers
-from analysis.prune import analyze_points
+from analysis.frontier.pareto import compute_frontiers
+from analysis.frontier.prune import analyze_points
 from benchmarks import anchors
 from benchmarks.config import Config
 from benchmarks.report import Anchor, Check, Figure, Section

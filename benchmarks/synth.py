@@ -10,7 +10,7 @@ lengths x concurrency 1-256) and the `agg_fixed_seq` files. Within one arm, as c
 * p90 TTFT is linear in c: ``ttft0 x (1 + 0.045 c)``, ttft0 = 0.30 s at 1k input, 2.1 s at 8k;
 * throughput per GPU is ``c x (isl + osl) / e2el / gpus`` with ``e2el = ttft + osl / intvty``;
 * a share of arms (`cliff_share`, 15 %) collapses past a random knee: throughput drops 20-50 % per
-  step and TTFT grows 8-30x (the queueing cliff `analysis.cliff` looks for);
+  step and TTFT grows 8-30x (the queueing cliff `analysis.frontier.cliff` looks for);
 * every metric carries lognormal(0, 0.02) run-to-run noise; `invalid_share` of points have an
   error rate above 10 % and `missing_share` have no interactivity (excluded from frontiers).
 

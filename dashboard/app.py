@@ -42,8 +42,8 @@ from ingest.contract.schema import RunCol
 from ingest.store import Store
 from views import urls
 from views.cache import LRU
+from views.query.state import CompareView, RunView
 from views.source import DataSource
-from views.state import CompareView, RunView
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 log = logging.getLogger("paretolens.dashboard")

@@ -20,8 +20,8 @@ from dashboard.figures.style import RUN_SYMBOLS
 from dashboard.ids import Id, control
 from ingest.contract.schema import RejectCol, RunCol
 from views import urls
-from views.choices import TABS
 from views.exports import EXPORTS
+from views.query.choices import TABS
 
 # Verdict and AL-check colours: Okabe-Ito tints, always alongside the word itself.
 STATUS_STYLES: dict[str, dict[str, str]] = {

@@ -26,8 +26,8 @@ from runner.errors import PlanError
 from runner.options import Commands, GithubOptions, SlurmOptions
 from runner.plan import Plan, plan_error
 from runner.sources import plan_from_arms
+from views.query.state import RunView
 from views.source import DataSource
-from views.state import RunView
 
 Source = Literal["pruned", "points"]
 OPTIONS_FILE = "launch-options.yaml"

@@ -30,8 +30,8 @@ from runner import service
 from runner.errors import JobNotFound, LaunchRefused, RunnerError
 from views import urls
 from views.exports import ExportError, export_body
+from views.query.state import JobsView, RunView
 from views.source import DataSource
-from views.state import JobsView, RunView
 
 log = logging.getLogger("paretolens.dashboard")
 

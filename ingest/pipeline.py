@@ -20,7 +20,6 @@ from typing import Any
 
 import polars as pl
 
-from ingest.artifacts import Collected, collect_all
 from ingest.contract.col import Col
 from ingest.contract.evals_schema import EvalCol
 from ingest.contract.schema import RejectCol, RunCol, SeriesCol, empty_points
@@ -31,6 +30,7 @@ from ingest.reading import read_unit
 from ingest.report import Ignored, IngestReport, Reject
 from ingest.rows import build_rows
 from ingest.run_ids import check_run_id
+from ingest.sources.artifacts import Collected, collect_all
 from ingest.store import Store
 
 __all__ = [

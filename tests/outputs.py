@@ -68,8 +68,8 @@ CLI = {
 
 
 def _pin_time() -> None:
-    import ingest.dump
     import ingest.pipeline
+    import ingest.sources.dump
 
     class Pinned(datetime):
         @classmethod
@@ -77,7 +77,7 @@ def _pin_time() -> None:
             return PINNED
 
     ingest.pipeline.datetime = Pinned  # type: ignore[attr-defined,misc]
-    ingest.dump.datetime = Pinned  # type: ignore[attr-defined,misc]
+    ingest.sources.dump.datetime = Pinned  # type: ignore[attr-defined,misc]
 
 
 def outputs(store: Path) -> dict[str, bytes]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis.baseline import baseline_sources
+from analysis.comparison.baseline import baseline_sources
 from analysis.evals import arm_accuracy
 from ingest.contract.col import Col
 from ingest.contract.evals_schema import EvalCol

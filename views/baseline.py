@@ -1,9 +1,9 @@
 """A baseline drawn under the run page's run (issue 14, item 1): `baseline=<run id>|main`.
 
 `main` is the latest main-branch result per configuration, ISL/OSL and load
-(`analysis.baseline.latest_main_baseline`, as InferenceX's `utils/compare_results.py`); a run id
+(`analysis.comparison.baseline.latest_main_baseline`, as InferenceX's `utils/compare_results.py`); a run id
 is that run as it is stored. The baseline is compared with the view's first run by
-`analysis.compare.compare_runs` (per arm: the uplift of the run's frontier over the baseline's at
+`analysis.comparison.compare.compare_runs` (per arm: the uplift of the run's frontier over the baseline's at
 matched interactivity, PCHIP, common range only), and the same analysis gives the frontiers and
 the per-arm gaps the chart shades. The dashboard computes nothing here: it picks the points,
 applies the view's filters and cost overrides, and hands them to `analysis/`.
@@ -16,24 +16,24 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analysis.baseline import (
+from analysis.comparison.baseline import (
     BASELINE_MAIN,
     MAIN,
     baseline_markdown,
     baseline_sources,
     latest_main_baseline,
 )
-from analysis.compare import RunComparison, compare_runs, comparison_markdown
-from analysis.interpolate import frontier_gap
-from analysis.polylines import Frontier
-from analysis.prune import Analysis, analyze_points
-from analysis.slo import parse_slo
+from analysis.comparison.compare import RunComparison, compare_runs, comparison_markdown
+from analysis.frontier.interpolate import frontier_gap
+from analysis.frontier.polylines import Frontier
+from analysis.frontier.prune import Analysis, analyze_points
+from analysis.frontier.slo import parse_slo
 from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP, RunCol
 from views.accuracy import comparison_evals
 from views.facets import ARM_NAME, filter_expr
 from views.planes import table_plane
-from views.state import RunView
+from views.query.state import RunView
 
 # The per-arm uplift table's columns (the rest of compare_runs' `arms`, then the arm's name).
 UPLIFT_COLUMNS = (
@@ -57,7 +57,7 @@ UPLIFT_COLUMNS = (
 @dataclass(frozen=True)
 class ArmGap:
     """One arm's run frontier over its baseline frontier on their common x range: the PCHIP
-    values at the measured x of either (`analysis.interpolate.FrontierGap`) and the uplift."""
+    values at the measured x of either (`analysis.frontier.interpolate.FrontierGap`) and the uplift."""
 
     arm_id: str
     lo: float
@@ -123,7 +123,7 @@ def main_points(
     catalog: pl.DataFrame, read: Read, run_id: str
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(the points read: the run's and every main-branch run's, the run's main-branch baseline
-    `analysis.baseline.latest_main_baseline`, its points under run id `baseline:main`)."""
+    `analysis.comparison.baseline.latest_main_baseline`, its points under run id `baseline:main`)."""
     mains = catalog.filter(
         (pl.col(RunCol.BRANCH) == MAIN) & (pl.col(RunCol.RUN_ID) != run_id)
     ).get_column(RunCol.RUN_ID)

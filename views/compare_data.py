@@ -2,7 +2,7 @@
 exports (one object per view, computed once).
 
 `base=main` compares the candidate with the latest main-branch result per configuration, ISL/OSL
-and load (`analysis.baseline.latest_main_baseline`, as the run page's `baseline=main`): the
+and load (`analysis.comparison.baseline.latest_main_baseline`, as the run page's `baseline=main`): the
 baseline's points carry the run id `baseline:main`, and `notes` says which main runs they came
 from. The accuracy of each arm in both runs (the store's evals) is joined on by `compare_runs`.
 """
@@ -13,11 +13,11 @@ from functools import cached_property, partial
 
 import polars as pl
 
-from analysis.baseline import BASELINE_MAIN, MAIN, baseline_markdown
-from analysis.compare import RunComparison, compare_runs, comparison_markdown
+from analysis.comparison.baseline import BASELINE_MAIN, MAIN, baseline_markdown
+from analysis.comparison.compare import RunComparison, compare_runs, comparison_markdown
 from analysis.cost import cost_columns, load_hardware
-from analysis.prune import Analysis, analyze_points
-from analysis.slo import parse_slo
+from analysis.frontier.prune import Analysis, analyze_points
+from analysis.frontier.slo import parse_slo
 from ingest.contract.col import Col
 from ingest.eval_store import read_evals
 from ingest.store import Store
@@ -25,7 +25,7 @@ from views.accuracy import accuracy_notes, comparison_evals
 from views.baseline import main_points, main_runs_used
 from views.facets import arm_names, arm_order
 from views.planes import chart_plane
-from views.state import CompareView
+from views.query.state import CompareView
 
 
 class CompareData:

@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from analysis.baseline import MAIN
-from analysis.pruned import pruned_json
+from analysis.comparison.baseline import MAIN
 from analysis.render import OutputFormat, Rendering, by_suffix, file_formats, render
+from analysis.sweep.pruned import pruned_json
 from analysis.tables import Table, json_text
+from views.query.state import CompareView, HistoryView, IndexView, JobsView, RunView
 from views.source import DataSource
-from views.state import CompareView, HistoryView, IndexView, JobsView, RunView
 from views.tables import (
     COMPARE_TABLES,
     TABLES,

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from ingest.contract.col import Col
-from views.choices import FILTERS, seq_label
-from views.state import RunView
+from views.query.choices import FILTERS, seq_label
+from views.query.state import RunView
 
 # The display name of an arm in a view (its label, disambiguated; see `arm_names`).
 ARM_NAME = "arm_name"

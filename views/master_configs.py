@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from analysis.sweep_config import SweepConfig, validate_sweep_config
+from analysis.sweep.sweep_config import SweepConfig, validate_sweep_config
 from ingest.store import Store
 
 __all__ = ["MASTERS_DIR", "load_master", "master_configs", "master_path", "yaml_problem"]
@@ -55,7 +55,7 @@ def load_master(path: Path) -> SweepConfig:
 
 def yaml_problem(text: str) -> str | None:
     """Why a search-space YAML text is not a valid InferenceX master config (None when it is;
-    `analysis.sweep_config.validate_sweep_config` on the text read back)."""
+    `analysis.sweep.sweep_config.validate_sweep_config` on the text read back)."""
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from analysis.frontier.prune import Analysis
 from analysis.labels import parallelism_labels
-from analysis.prune import Analysis
 from ingest.contract.col import Col
 
 # Analysis columns joined onto the points (beyond the canonical schema).

@@ -18,25 +18,25 @@ from typing import Any, Protocol, TypeVar
 import polars as pl
 
 from analysis.acceptance import GoldenTable, check_acceptance
+from analysis.comparison.deltas import Deltas, compute_deltas
+from analysis.comparison.ranking import rank_at
 from analysis.cost import COST_COLUMNS, Costs, HardwareFile, axis_label, parse_hwcost
-from analysis.deltas import Deltas, compute_deltas
-from analysis.export import SearchSpace, dispatch_command, search_space
-from analysis.prune import Analysis, analyze_points
-from analysis.pruned import PrunedList, prune_list, pruned_json, selection_list
-from analysis.ranking import rank_at
-from analysis.slo import parse_slo
-from analysis.sweep_config import SweepConfig
+from analysis.frontier.prune import Analysis, analyze_points
+from analysis.frontier.slo import parse_slo
+from analysis.sweep.export import SearchSpace, dispatch_command, search_space
+from analysis.sweep.pruned import PrunedList, prune_list, pruned_json, selection_list
+from analysis.sweep.sweep_config import SweepConfig
 from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP, RejectCol, RunCol
 from ingest.store import Store
 from views.accuracy import accuracy_table, eval_columns, evals_version
-from views.affects import DATA_PARTS, Part, fields_affecting, fields_sparing
 from views.baseline import Baseline, build_baseline
 from views.cache import LRU, store_version
 from views.facets import ARM_NAME, Option, arm_names, arm_order, facets, filter_expr
 from views.master_configs import yaml_problem
 from views.planes import chart_plane, verdict_points
-from views.state import RunView
+from views.query.affects import DATA_PARTS, Part, fields_affecting, fields_sparing
+from views.query.state import RunView
 
 T = TypeVar("T")
 # View fields that change only how the data is drawn (not part of the data cache key).

@@ -16,9 +16,9 @@ from typing import Any
 import polars as pl
 
 from analysis.acceptance import GoldenTable, load_golden_tables
-from analysis.baseline import MAIN
+from analysis.comparison.baseline import MAIN
 from analysis.cost import Costs, HardwareFile, load_hardware, parse_hwcost, with_costs
-from analysis.sweep_config import SweepConfig
+from analysis.sweep.sweep_config import SweepConfig
 from ingest.contract.col import Col
 from ingest.contract.schema import RunCol, SeriesCol
 from ingest.store import Store
@@ -26,12 +26,12 @@ from views import master_configs
 from views.accuracy import evals_version, run_evals
 from views.cache import LRU, file_version, store_version
 from views.compare_data import CompareData
+from views.query.state import CompareView, RunView
 from views.run_data import (
     CACHE_IGNORED,
     RunData,
     data_version,
 )
-from views.state import CompareView, RunView
 
 __all__ = [
     "DataSource",

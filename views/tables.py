@@ -16,8 +16,8 @@ from typing import TypeVar
 
 import polars as pl
 
-from analysis.history import arm_history
-from analysis.pruned import pruned_table
+from analysis.comparison.history import arm_history
+from analysis.sweep.pruned import pruned_table
 from analysis.tables import Table, derived_units
 from ingest.contract.col import Col
 from ingest.contract.schema import RunCol
@@ -25,9 +25,9 @@ from ingest.store import Store
 from runner import service
 from views.compare_data import CompareData
 from views.facets import ARM_NAME
+from views.query.state import CompareView, HistoryView, IndexView, JobsView, RunView
 from views.run_data import RunData
 from views.source import DataSource
-from views.state import CompareView, HistoryView, IndexView, JobsView, RunView
 
 # What the page's tables add to the analysis columns (`analysis.tables.COLUMNS`).
 _EXTRA_DESCRIPTIONS = {
@@ -124,7 +124,7 @@ def history_table(source: DataSource, view: HistoryView) -> Table:
 
 
 def history_frame(source: DataSource, view: HistoryView) -> pl.DataFrame:
-    """`analysis.history.arm_history` over the store for a history view (cost and energy
+    """`analysis.comparison.history.arm_history` over the store for a history view (cost and energy
     columns filled with the view's `hwcost` when the plane reads one)."""
     if not view.arm or view.at is None:
         return arm_history(pl.DataFrame(), pl.DataFrame(), [], 1.0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlsplit
 
-from views.state import CompareView, HistoryView, IndexView, JobsView, RunView
+from views.query.state import CompareView, HistoryView, IndexView, JobsView, RunView
 
 RUN_PATH = "/inference"
 POINTS_PATH = "/points"

@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis.polylines import Frontier
+from analysis.frontier.polylines import Frontier
 from dashboard.figures.style import (
     Figure,
     arm_color,

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis.polylines import Frontier
+from analysis.frontier.polylines import Frontier
 from dashboard.figures.style import (
     ENVELOPE_COLOR,
     INVALID_COLOR,
@@ -46,8 +46,8 @@ from dashboard.figures.updates import (
 )
 from ingest.contract.col import Col
 from views.baseline import Baseline
-from views.choices import X_CHOICES
 from views.planes import PARALLELISM
+from views.query.choices import X_CHOICES
 
 # The chart builders of every page, importable from here (the compare chart and the chart updates
 # live in their own rooms: dashboard.figures.compare, dashboard.figures.updates).

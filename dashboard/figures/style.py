@@ -19,9 +19,9 @@ from analysis.cost import LABELS as COST_LABELS
 from analysis.cost import axis_label as cost_axis_label
 from ingest.contract.col import Col
 from ingest.contract.schema import SPECS
-from views.choices import X2_CHOICES, X_CHOICES, Y_CHOICES, choice_label
 from views.facets import ARM_NAME
 from views.planes import PARALLELISM, TOPOLOGY
+from views.query.choices import X2_CHOICES, X_CHOICES, Y_CHOICES, choice_label
 
 Figure = dict[str, Any]
 OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")

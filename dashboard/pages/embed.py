@@ -19,8 +19,8 @@ from flask import Response
 
 from dashboard.pages.run_charts import main_figure
 from views import urls
+from views.query.state import RunView
 from views.source import DataSource
-from views.state import RunView
 
 EMBED_FRAME_ANCESTORS = "*"
 EMBED_SCRIPT = "embed.js"

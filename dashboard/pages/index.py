@@ -15,7 +15,7 @@ from dashboard.pages.run_panels import dropdown
 from ingest.contract.col import Col
 from ingest.contract.schema import RunCol
 from views import urls
-from views.state import IndexView
+from views.query.state import IndexView
 from views.tables import index_table
 
 COLUMNS = (

@@ -15,8 +15,8 @@ from runner import service
 from runner.errors import JobNotFound, RunnerError
 from runner.service import JobStatus
 from views import urls
-from views.choices import LOG_STREAMS
-from views.state import JobsView
+from views.query.choices import LOG_STREAMS
+from views.query.state import JobsView
 
 
 def _elapsed(seconds: float | None) -> str:

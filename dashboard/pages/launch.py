@@ -20,8 +20,8 @@ from runner.errors import RunnerError
 from runner.plan import BACKENDS
 from runner.service import is_loopback
 from views import urls
+from views.query.state import JobsView, RunView
 from views.run_data import RunData
-from views.state import JobsView, RunView
 
 
 def launch_state(app: AppContext) -> tuple[bool, str]:

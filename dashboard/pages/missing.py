@@ -13,7 +13,7 @@ from dashboard.context import AppContext
 from dashboard.ids import Id
 from ingest.contract.schema import RunCol
 from views import urls
-from views.state import RunView
+from views.query.state import RunView
 
 
 def _how_to(app: AppContext, run_ids: tuple[str, ...]) -> html.Div:

@@ -13,8 +13,8 @@ from dash import dcc, html
 from dashboard import components as c
 from dashboard.ids import Id, control
 from views import urls
+from views.query.state import HistoryView, RunView
 from views.run_data import RunData
-from views.state import HistoryView, RunView
 from views.tables import run_table
 
 

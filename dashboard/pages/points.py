@@ -12,7 +12,7 @@ from dashboard.ids import Id
 from dashboard.pages import missing
 from ingest.contract.col import Col
 from views import urls
-from views.state import RunView
+from views.query.state import RunView
 from views.tables import KEY_POINT_COLUMNS, run_table
 
 # What a reader looks at first: which configuration (identity) and how it did (headline

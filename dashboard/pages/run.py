@@ -32,8 +32,8 @@ from dashboard.pages.run_charts import (
 )
 from ingest.contract.schema import RejectCol, RunCol
 from views import urls
+from views.query.state import RunView
 from views.run_data import RunData
-from views.state import RunView
 
 TAB_BOXES = (
     ("points", Id.POINTS_BOX),

@@ -12,9 +12,9 @@ from dash import Patch
 
 from dashboard.figures import frontier, style, updates
 from ingest.contract.col import Col
-from views.affects import Part, fields_affecting, fields_sparing
+from views.query.affects import Part, fields_affecting, fields_sparing
+from views.query.state import RunView
 from views.run_data import RunData
-from views.state import RunView
 
 
 def chart_title(data: RunData, view: RunView, x: str) -> str:
@@ -71,7 +71,7 @@ def second_figure(data: RunData, view: RunView) -> style.Figure:
 
 
 # Fields whose change leaves the charts alone, and those a patch of the drawn charts can show
-# (from the fields' `affects` markers in views/state.py).
+# (from the fields' `affects` markers in views/query/state.py).
 FIGURE_NEUTRAL = fields_sparing(RunView, Part.CHARTS, Part.CHART_STYLE)
 PATCHABLE = frozenset(fields_affecting(RunView, Part.CHART_STYLE))
 AXES = frozenset({"logx", "logy"})

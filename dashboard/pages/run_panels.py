@@ -17,7 +17,8 @@ from dashboard.pages import overlays
 from ingest.contract.col import Col
 from ingest.contract.schema import RunCol
 from views import urls
-from views.choices import (
+from views.facets import ARM_NAME, Option
+from views.query.choices import (
     ENVELOPE_CHOICES,
     FILTERS,
     LABEL_CHOICES,
@@ -26,9 +27,8 @@ from views.choices import (
     X_CHOICES,
     Y_CHOICES,
 )
-from views.facets import ARM_NAME, Option
+from views.query.state import RunView
 from views.run_data import RunData
-from views.state import RunView
 
 GRAPH_CONFIG: dcc.Graph.Config = {
     "displaylogo": False,

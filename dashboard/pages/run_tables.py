@@ -17,10 +17,10 @@ from ingest.contract.col import Col
 from ingest.contract.schema import SPECS
 from views import urls
 from views.accuracy import accuracy_notes
-from views.choices import AB_CHOICES, PRUNE_TOGGLES
 from views.facets import ARM_NAME
+from views.query.choices import AB_CHOICES, PRUNE_TOGGLES
+from views.query.state import RunView
 from views.run_data import RunData
-from views.state import RunView
 from views.tables import KEY_POINT_COLUMNS, run_table
 
 

@@ -20,17 +20,17 @@ import typer
 import yaml
 
 from analysis.acceptance import AcceptanceParams, check_acceptance, load_golden_tables
-from analysis.baseline import MAIN
-from analysis.cliff import CliffParams
-from analysis.compare import comparison_json
-from analysis.deltas import compute_deltas
-from analysis.export import dispatch_command, dispatch_problem, search_space
-from analysis.prune import analyze_points
-from analysis.pruned import prune_list, pruned_json, pruned_table
-from analysis.ranking import rank_at
+from analysis.comparison.baseline import MAIN
+from analysis.comparison.compare import comparison_json
+from analysis.comparison.deltas import compute_deltas
+from analysis.comparison.ranking import rank_at
+from analysis.frontier.cliff import CliffParams
+from analysis.frontier.prune import analyze_points
+from analysis.frontier.slo import parse_slo
 from analysis.render import Rendering
-from analysis.slo import parse_slo
-from analysis.sweep_config import validate_sweep_config
+from analysis.sweep.export import dispatch_command, dispatch_problem, search_space
+from analysis.sweep.pruned import prune_list, pruned_json, pruned_table
+from analysis.sweep.sweep_config import validate_sweep_config
 from analysis.tables import Table, json_text
 from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP
@@ -349,7 +349,7 @@ def compare(
     with guard():
         # The compare page's own data (same points, evals, SLO and markdown as /compare).
         from views.compare_data import CompareData
-        from views.state import CompareView
+        from views.query.state import CompareView
 
         view = CompareView.model_validate(
             {"base": base, "candidate": candidate, "x": x, "y": y, "slo": slo or ""}

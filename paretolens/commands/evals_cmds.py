@@ -8,7 +8,7 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from analysis.deltas import compute_deltas
+from analysis.comparison.deltas import compute_deltas
 from analysis.evals import arm_accuracy, evals_for
 from ingest.contract.col import Col
 from ingest.eval_store import read_evals

@@ -7,7 +7,7 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from analysis.history import arm_history
+from analysis.comparison.history import arm_history
 from ingest.contract.col import Col
 from paretolens.commands.common import (
     FmtOpt,

@@ -18,12 +18,12 @@ from analysis.tables import Table
 from ingest.contract.col import Col
 from ingest.contract.schema import RejectCol, RunCol
 from ingest.defaults import check_defaults
-from ingest.dump import DumpError, ingest_dump, is_dump_dir
 from ingest.errors import SchemaError
 from ingest.journal import StoreWriteError
 from ingest.pipeline import ingest_paths
 from ingest.report import IngestReport
 from ingest.run_ids import InvalidRunId
+from ingest.sources.dump import DumpError, ingest_dump, is_dump_dir
 from paretolens.commands.common import (
     FileFmtOpt,
     StoreOpt,
@@ -102,7 +102,7 @@ def ingest(
     if missing:
         raise fail(f"no such file or directory: {', '.join(map(str, missing))}")
     if len(paths) == 1 and is_dump_dir(paths[0]):
-        # An InferenceX app table dump: one run per workflow run (ingest/dump.py).
+        # An InferenceX app table dump: one run per workflow run (ingest/sources/dump.py).
         if run_id or set_:
             raise fail("a dump gives one run per workflow run; no --run-id/--set")
         try:
@@ -154,7 +154,7 @@ def fetch(
     ] = None,
 ) -> None:
     """Fetch a GitHub Actions run's artifacts and ingest them under its run id."""
-    from ingest.github import GitHubClient, GitHubError, fetch_run
+    from ingest.sources.github import GitHubClient, GitHubError, fetch_run
 
     defaults = _settings(set_ or [])
     settings = load_settings()

@@ -15,7 +15,7 @@ from ingest.contract.col import Col
 from ingest.store import Store
 from paretolens.commands.common import open_store
 from paretolens.settings import GOLDEN_AL_DIR, load_settings
-from views.state import RunView
+from views.query.state import RunView
 
 
 def sample_view(store: Store) -> RunView | None:

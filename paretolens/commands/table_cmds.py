@@ -67,7 +67,7 @@ def view_query(spec: Export, query: str, runs: list[str]) -> str:
     Raises:
         UsageError: runs a table's page does not take, or not two for a comparison.
     """
-    from views.state import CompareView, RunView
+    from views.query.state import CompareView, RunView
 
     q = urlsplit(query).query if "?" in query else query.split("#")[0]
     q = q.lstrip("?")

@@ -31,7 +31,7 @@ from analysis.cost import (
     parse_hwcost,
     with_costs,
 )
-from analysis.prune import analyze_points
+from analysis.frontier.prune import analyze_points
 from ingest.contract.col import Col
 from ingest.contract.columns import COLUMNS
 from ingest.contract.schema import SPECS, better, metric_columns

@@ -8,9 +8,9 @@ from collections.abc import Callable
 import polars as pl
 import pytest
 
-from analysis.deltas import compute_deltas, pair_arms
-from analysis.interpolate import frontier_gap
-from analysis.polylines import Frontier
+from analysis.comparison.deltas import compute_deltas, pair_arms
+from analysis.frontier.interpolate import frontier_gap
+from analysis.frontier.polylines import Frontier
 from ingest.contract.col import Col
 from tests.analysis.pointdata import frame, row
 

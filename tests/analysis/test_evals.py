@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analysis.compare import compare_runs
-from analysis.deltas import compute_deltas
+from analysis.comparison.compare import compare_runs
+from analysis.comparison.deltas import compute_deltas
 from analysis.evals import accuracy_flag, arm_accuracy, evals_for, joins
 from ingest.contract.col import Col
 from ingest.eval_store import read_evals

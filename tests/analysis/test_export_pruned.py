@@ -10,11 +10,11 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from analysis.export import dispatch_command, dispatch_problem, search_space
-from analysis.prune import analyze_points
-from analysis.pruned import prune_list, pruned_json, pruned_table
-from analysis.recipes import expand, row_identity
-from analysis.sweep_config import validate_sweep_config
+from analysis.frontier.prune import analyze_points
+from analysis.sweep.export import dispatch_command, dispatch_problem, search_space
+from analysis.sweep.pruned import prune_list, pruned_json, pruned_table
+from analysis.sweep.recipes import expand, row_identity
+from analysis.sweep.sweep_config import validate_sweep_config
 from ingest.contract.col import Col
 from tests.analysis.pointdata import MASTER, frame, row
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.pareto import compute_frontiers, frontier_mask
-from analysis.polylines import Frontier
+from analysis.frontier.pareto import compute_frontiers, frontier_mask
+from analysis.frontier.polylines import Frontier
 from ingest.contract.col import Col
 from ingest.contract.schema import better
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analysis.prune import Verdict, analyze_points
+from analysis.frontier.prune import Verdict, analyze_points
 from ingest.contract.col import Col
 from tests.analysis.pointdata import frame, row
 

@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from analysis.cliff import CliffParams, _windows_numpy, _windows_polars, cliff_frame
-from analysis.codes import dense_codes, gather, key_ranks, nulls_last_key
-from analysis.dominance import nondominated_sorted, order_by
-from analysis.prune import (
+from analysis.frontier.cliff import CliffParams, _windows_numpy, _windows_polars, cliff_frame
+from analysis.frontier.codes import dense_codes, gather, key_ranks, nulls_last_key
+from analysis.frontier.dominance import nondominated_sorted, order_by
+from analysis.frontier.prune import (
     DEFAULT_MAX_DOMINATED_BY,
     Verdict,
     analyze_points,

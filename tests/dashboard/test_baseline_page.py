@@ -31,8 +31,8 @@ from dashboard.pages import run_charts as charts
 from ingest.contract.col import Col
 from ingest.store import Store
 from tests.dashboard.baseline_store import DUMP_MAIN, NEW_MAIN, OLD_MAIN, RUN, build
+from views.query.state import RunView
 from views.source import DataSource
-from views.state import RunView
 
 AREA_BASE = (92 + 60) / 2 * 8
 AREA_RUN = (110 + (110 - 40 / 12 * 8)) / 2 * 8

@@ -23,8 +23,8 @@ from ingest.contract.col import Col
 from ingest.store import Store
 from paretolens.settings import Settings
 from views import urls
+from views.query.state import RunView
 from views.source import DataSource
-from views.state import RunView
 
 from .browser import console_errors, open_page, wait
 from .conftest import serving

@@ -14,9 +14,9 @@ from dashboard.context import AppContext
 from dashboard.pages import run as run_page
 from dashboard.pages import run_charts as charts
 from ingest.contract.col import Col
-from views.choices import Y_CHOICES
+from views.query.choices import Y_CHOICES
+from views.query.state import RunView
 from views.source import DataSource
-from views.state import RunView
 
 B200 = load_hardware().hardware["b200"]
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from dashboard.pages import run as run_page
+from views.query.state import RunView
 from views.source import DataSource
-from views.state import RunView
 
 Q = "unofficialRun=dsr1&at=30&logy=1"
 

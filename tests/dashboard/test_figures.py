@@ -11,9 +11,9 @@ from dashboard.pages.run_charts import main_figure
 from ingest.contract.col import Col
 from ingest.contract.schema import SeriesCol
 from views.facets import ARM_NAME
+from views.query.state import RunView
 from views.run_data import RunData
 from views.source import DataSource
-from views.state import RunView
 
 DSR1 = RunView(runs=("dsr1",))
 ARMS = [
@@ -212,7 +212,7 @@ def test_series_figure_draws_one_panel_per_metric() -> None:
 
 def test_compare_figure_dashes_the_base(source: DataSource) -> None:
     from dashboard.pages.compare import compare_figure
-    from views.state import CompareView
+    from views.query.state import CompareView
 
     fig = compare_figure(source.compare_data(CompareView(base="dsr1", candidate="dsr1-rerun")))
     dashes = {t.line.dash for t in _data(fig) if t.mode == "lines"}

@@ -8,13 +8,13 @@ from typing import Any
 import polars as pl
 import pytest
 
-from analysis.history import arm_history
+from analysis.comparison.history import arm_history
 from dashboard.context import AppContext
 from dashboard.pages import history, run_tables
 from ingest.contract.col import Col
 from views import urls
+from views.query.state import HistoryView, RunView
 from views.source import DataSource
-from views.state import HistoryView, RunView
 from views.tables import history_frame
 
 

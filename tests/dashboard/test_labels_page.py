@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dashboard.figures import frontier
 from dashboard.pages import run_charts as charts
-from views.choices import LABEL_CHOICES
+from views.query.choices import LABEL_CHOICES
+from views.query.state import RunView
 from views.source import DataSource
-from views.state import RunView
 
 
 def test_parallelism_is_a_label_choice() -> None:

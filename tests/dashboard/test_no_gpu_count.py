@@ -8,9 +8,9 @@ from dashboard.figures import frontier
 from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
-from views.choices import Y_CHOICES
+from views.query.choices import Y_CHOICES
+from views.query.state import RunView
 from views.source import DataSource
-from views.state import RunView
 
 # A real appended vLLM/SGLang request-rate sweep: results.json names no GPU count.
 SWEEP = (

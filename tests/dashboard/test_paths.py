@@ -19,8 +19,8 @@ import yaml
 from dash import dcc, html
 from typer.testing import CliRunner
 
-from analysis.prune import analyze_points
-from analysis.pruned import prune_list
+from analysis.frontier.prune import analyze_points
+from analysis.sweep.pruned import prune_list
 from dashboard.ids import Id
 from dashboard.pages import index, points, run
 from dashboard.pages import run_charts as charts
@@ -32,9 +32,9 @@ from paretolens.cli import app as cli
 from paretolens.commands.common import seed_samples
 from paretolens.settings import SAMPLES_DIR
 from views.master_configs import MASTERS_DIR, yaml_problem
+from views.query.state import IndexView, RunView
 from views.run_data import RunData
 from views.source import DataSource
-from views.state import IndexView, RunView
 from views.tables import index_table
 
 CONFIGS = Path(__file__).resolve().parents[1] / "fixtures" / "inferencex" / "configs"

@@ -9,10 +9,10 @@ from pydantic import BaseModel
 
 from dashboard.pages import run_charts as run
 from views import run_data
-from views.affects import Part, affects, fields_affecting, invalidates
-from views.choices import FILTER_FIELDS, seq_label
-from views.state import DISPLAY_ONLY, CompareView, IndexView, JobsView, RunView
-from views.viewmodel import split_values
+from views.query.affects import Part, affects, fields_affecting, invalidates
+from views.query.choices import FILTER_FIELDS, seq_label
+from views.query.state import DISPLAY_ONLY, CompareView, IndexView, JobsView, RunView
+from views.query.viewmodel import split_values
 
 
 @pytest.mark.parametrize(

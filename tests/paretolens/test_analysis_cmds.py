@@ -13,7 +13,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from analysis.sweep_config import validate_sweep_config
+from analysis.sweep.sweep_config import validate_sweep_config
 from ingest.contract.col import Col
 from ingest.store import Store
 from paretolens.cli import app

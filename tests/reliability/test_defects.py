@@ -31,16 +31,16 @@ import pytest
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
-from analysis.compare import compare_runs, comparison_markdown
+from analysis.comparison.compare import compare_runs, comparison_markdown
 from analysis.tables import csv_text, md_cell
 from dashboard import auth
-from ingest import files
 from ingest import pipeline as ingest_pipeline
 from ingest.contract.col import Col
 from ingest.contract.schema import TIMESERIES_SCHEMA, SeriesCol
 from ingest.normalize.rules import MAX_STRING_CHARS
 from ingest.pipeline import ingest_paths
 from ingest.run_ids import InvalidRunId, suggest_run_id
+from ingest.sources import files
 from ingest.store import Store
 from paretolens.settings import Settings
 from tests.reliability import figures
@@ -511,7 +511,7 @@ def test_request_and_query_sizes_have_limits_with_a_clear_error(legacy_store: Pa
     r = client.post("/api/launch", data={"query": "x" * (9 * 1024 * 1024)})
     assert r.status_code == 413 and "byte limit" in r.get_json()["error"]
     # an index search over its own limit is dropped with a notice, not searched
-    from views.state import MAX_SEARCH_CHARS, IndexView
+    from views.query.state import MAX_SEARCH_CHARS, IndexView
 
     view, notes = IndexView.parse("q=" + "a" * (MAX_SEARCH_CHARS + 1))
     assert view.q == "" and notes and "q=" in notes[0]

@@ -17,7 +17,6 @@ from typing import Any
 import polars as pl
 import pytest
 
-from ingest import artifacts, zips
 from ingest.contract.col import Col
 from ingest.contract.schema import RejectCol
 from ingest.errors import ParseError, SchemaError, UnsafeArchiveError
@@ -28,8 +27,9 @@ from ingest.readers.registry import file_readers
 from ingest.reading import parse_json
 from ingest.report import IngestReport, Reject
 from ingest.run_ids import InvalidRunId
+from ingest.sources import artifacts, zips
+from ingest.sources.zips import safe_extract
 from ingest.store import Store
-from ingest.zips import safe_extract
 from tests.reliability import figures, make_hostile
 from tests.reliability._support import FIXTURES, HOSTILE, copy_store, snapshot
 

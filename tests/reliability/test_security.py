@@ -306,8 +306,8 @@ def _cli_job(root: Path) -> str:
     from dashboard.launching import parse_options
     from paretolens.settings import GOLDEN_AL_DIR
     from runner.sources import plan_from_pruned
+    from views.query.state import RunView
     from views.source import DataSource
-    from views.state import RunView
 
     store = Store(root)
     view, _ = RunView.parse(f"unofficialRun={RUN}")

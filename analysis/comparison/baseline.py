@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from analysis.compare import RunComparison, comparison_markdown
+from analysis.comparison.compare import RunComparison, comparison_markdown
 from analysis.tables import md_cell, md_text
 from ingest.contract.col import Col
 from ingest.contract.schema import ARM_KEY, RunCol
@@ -178,7 +178,7 @@ def baseline_markdown(
     run_id: str,
 ) -> str:
     """The PR markdown for a run over its main-branch baseline: the comparison (uplift per arm,
-    per-conc deltas, `analysis.compare.comparison_markdown`) followed by a "Baseline" section
+    per-conc deltas, `analysis.comparison.compare.comparison_markdown`) followed by a "Baseline" section
     naming the main-branch runs the baseline points came from and the loads with none."""
     lines = [comparison_markdown(cmp).rstrip("\n"), "", _section(points, baseline, runs_catalog)]
     missing = _without_baseline(points, baseline, run_id)

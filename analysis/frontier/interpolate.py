@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.polylines import Frontier
+from analysis.frontier.polylines import Frontier
 
 FloatArray = np.ndarray
 

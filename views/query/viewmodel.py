@@ -1,6 +1,6 @@
 """The machinery of every page's URL state: tolerant parsing of a query string into a frozen
 pydantic model (a bad value is dropped with a notice, never a crash) and the minimal query string
-back (defaults left out). The page models themselves are in `views.state`."""
+back (defaults left out). The page models themselves are in `views.query.state`."""
 
 from __future__ import annotations
 

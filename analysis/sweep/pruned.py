@@ -3,7 +3,7 @@
 `prune_list` keeps the group-frontier points (optionally also arm-frontier points and the
 neighbouring concurrencies of kept points), groups them per arm with a sorted conc list and the
 InferenceX config key they belong to, and records every dropped point with its verdict and reason.
-`analysis.export` turns the kept arms into a master-config snippet and a dispatch command.
+`analysis.sweep.export` turns the kept arms into a master-config snippet and a dispatch command.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 
 import polars as pl
 
-from analysis.prune import Analysis, Verdict
-from analysis.recipes import config_key, row_identity
-from analysis.sweep_config import SweepConfig
+from analysis.frontier.prune import Analysis, Verdict
+from analysis.sweep.recipes import config_key, row_identity
+from analysis.sweep.sweep_config import SweepConfig
 from ingest.contract.col import Col
 from ingest.contract.plans import ArmPlan, Identity
 

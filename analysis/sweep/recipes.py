@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from analysis.sweep_config import (
+from analysis.sweep.sweep_config import (
     AgenticMultiNodeEntry,
     AgenticSingleNodeEntry,
     Entry,

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from analysis.interpolate import frontier_value
-from analysis.polylines import Frontier
+from analysis.frontier.interpolate import frontier_value
+from analysis.frontier.polylines import Frontier
 from ingest.contract.col import Col
 
 RANKING_SCHEMA: dict[str, pl.DataType] = {

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from analysis.codes import gather
-from analysis.dominance import BoolArray, IntArray, sorted_distinct
+from analysis.frontier.codes import gather
+from analysis.frontier.dominance import BoolArray, IntArray, sorted_distinct
 from ingest.contract.col import Col
 
 

@@ -16,8 +16,8 @@ from itertools import pairwise
 import numpy as np
 import polars as pl
 
-from analysis.codes import gather
-from analysis.dominance import IntArray, order_by
+from analysis.frontier.codes import gather
+from analysis.frontier.dominance import IntArray, order_by
 from ingest.contract.col import Col
 
 

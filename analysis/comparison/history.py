@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from analysis.prune import analyze_points
-from analysis.ranking import rank_at
+from analysis.comparison.ranking import rank_at
+from analysis.frontier.prune import analyze_points
 from ingest.contract.col import Col
 from ingest.contract.schema import RunCol
 

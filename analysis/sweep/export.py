@@ -4,7 +4,7 @@
 `kv-offloading`/`kv-offload-backend` on agentic entries and `dram-utilization` on the scenario when
 an arm offloads (formats.md 5.4). A master config, when given, supplies the key, the entry template
 (router, additional-settings, backend version) and the scenario's dram-utilization. The snippet is
-validated by `analysis.sweep_config`; arms that cannot be valid entries are listed, not guessed.
+validated by `analysis.sweep.sweep_config`; arms that cannot be valid entries are listed, not guessed.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from analysis.pruned import PrunedList
-from analysis.recipes import Row, entry_identity
-from analysis.sweep_config import SweepConfig, validate_sweep_config
+from analysis.sweep.pruned import PrunedList
+from analysis.sweep.recipes import Row, entry_identity
+from analysis.sweep.sweep_config import SweepConfig, validate_sweep_config
 from ingest.contract.col import Col
 from ingest.contract.plans import ArmPlan
 
@@ -163,7 +163,7 @@ def search_space(pruned: PrunedList, dram_utilization: float = 0.80) -> SearchSp
             config does not say (InferenceX configs use 0.80).
 
     Returns:
-        A SearchSpace: the snippet (validated by `analysis.sweep_config`) and the skipped arms.
+        A SearchSpace: the snippet (validated by `analysis.sweep.sweep_config`) and the skipped arms.
     """
     rows = {r[Col.ARM_ID]: r for r in pruned.kept.iter_rows(named=True)}
     doc: dict[str, Any] = {}

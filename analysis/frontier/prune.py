@@ -17,10 +17,17 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from analysis.cliff import CliffParams, arm_cliffs, cliff_frame
-from analysis.codes import dense_codes, gather, key_ranks, load_values, nulls_last_key, spread
-from analysis.dominance import BoolArray, IntArray, dense, order_by
-from analysis.pareto import (
+from analysis.frontier.cliff import CliffParams, arm_cliffs, cliff_frame
+from analysis.frontier.codes import (
+    dense_codes,
+    gather,
+    key_ranks,
+    load_values,
+    nulls_last_key,
+    spread,
+)
+from analysis.frontier.dominance import BoolArray, IntArray, dense, order_by
+from analysis.frontier.pareto import (
     ArmSets,
     Check,
     Judgement,
@@ -31,9 +38,9 @@ from analysis.pareto import (
     frontier_lines,
     judge,
 )
-from analysis.polylines import FrontierLines, LazyFrontiers, PolylineColumns
-from analysis.reasons import ReasonTexts, dominator_descriptions
-from analysis.slo import Slo
+from analysis.frontier.polylines import FrontierLines, LazyFrontiers, PolylineColumns
+from analysis.frontier.reasons import ReasonTexts, dominator_descriptions
+from analysis.frontier.slo import Slo
 from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP, better
 
@@ -210,7 +217,7 @@ def analyze_points(
         max_error_rate: points with a higher error rate are invalid.
         max_dominated_by: cap on each `dominated_by` list (default 3; None: every dominating
             frontier point). `dominated_by_count` and the reason count them all regardless.
-        slo: latency/error limits (`analysis.slo.parse_slo`); a point that breaks one is
+        slo: latency/error limits (`analysis.frontier.slo.parse_slo`); a point that breaks one is
             `out_of_slo` (after invalid and post_cliff) and left out of the frontiers.
 
     Returns:

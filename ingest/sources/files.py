@@ -2,7 +2,7 @@
 
 Only regular files are read (symlinks are not followed; FIFOs, devices and sockets are refused by
 name), at most MAX_FILE_BYTES of each; file names that are not UTF-8 are reported, not read.
-`ingest.artifacts` groups what is read into units.
+`ingest.sources.artifacts` groups what is read into units.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Both axes are oriented by `ingest.contract.schema.better`, so "dominates" always means "at least as good on
 both metrics and strictly better on one". A point equal to a frontier point is on the frontier; a
 weakly dominated point (equal on one metric, worse on the other) is not. The numpy kernel is
-`analysis.dominance`: one float sort per axis, small-integer regroupings by arm and by group and
-vectorised running maxima; the polylines are `analysis.polylines`.
+`analysis.frontier.dominance`: one float sort per axis, small-integer regroupings by arm and by group and
+vectorised running maxima; the polylines are `analysis.frontier.polylines`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import polars as pl
 import pyarrow as pa
 from polars import CompatLevel
 
-from analysis.codes import dense_codes, gather, key_ranks, spread
-from analysis.dominance import (
+from analysis.frontier.codes import dense_codes, gather, key_ranks, spread
+from analysis.frontier.dominance import (
     BoolArray,
     FloatArray,
     IntArray,
@@ -28,7 +28,7 @@ from analysis.dominance import (
     nondominated_sorted,
     order_by,
 )
-from analysis.polylines import FrontierLines, LazyFrontiers, LineSet, PolylineColumns
+from analysis.frontier.polylines import FrontierLines, LazyFrontiers, LineSet, PolylineColumns
 from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP, better
 

@@ -15,7 +15,7 @@ import numpy.typing as npt
 import polars as pl
 import pyarrow as pa
 
-from analysis.dominance import BoolArray, IntArray
+from analysis.frontier.dominance import BoolArray, IntArray
 from ingest.contract.col import Col
 
 _ROW = "__codes_row"

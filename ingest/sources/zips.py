@@ -3,7 +3,7 @@
 `safe_extract` refuses absolute paths, `..` escapes, symlinks, more than MAX_MEMBERS members,
 declared sizes beyond the limit (MAX_ARCHIVE_BYTES for one input, nested zips included), members
 that inflate past their declared size or MAX_FILE_BYTES, archives that compress more than
-MAX_RATIO:1 (per member or together) and duplicate member names. `ingest.artifacts` walks what
+MAX_RATIO:1 (per member or together) and duplicate member names. `ingest.sources.artifacts` walks what
 it extracted.
 """
 
@@ -15,9 +15,9 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-from ingest import files
 from ingest.errors import UnsafeArchiveError
-from ingest.files import special_file_reason, special_kind
+from ingest.sources import files
+from ingest.sources.files import special_file_reason, special_kind
 
 MAX_ARCHIVE_BYTES = 2 * 1024 * 1024 * 1024
 MAX_MEMBERS = 20_000

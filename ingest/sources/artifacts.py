@@ -15,8 +15,8 @@ Retried artifacts are deduplicated by logical name (the trailing `_<runner>_<n>`
 units named `agentic_<x>`, `server_logs_<x>`, `power_audit_<x>` share the pair key of
 `bmk_agentic_<x>` / `bmk_<x>` so raw metrics join their aggregate.
 
-Files are read by `ingest.files` (regular files only, within MAX_FILE_BYTES; names that are not
-UTF-8 are reported, not read) and zips extracted by `ingest.zips.safe_extract`, which refuses
+Files are read by `ingest.sources.files` (regular files only, within MAX_FILE_BYTES; names that are not
+UTF-8 are reported, not read) and zips extracted by `ingest.sources.zips.safe_extract`, which refuses
 what could escape or explode; the zips inside a zip share one input's byte budget and are
 followed at most MAX_ZIP_DEPTH deep.
 """
@@ -30,16 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.errors import UnsafeArchiveError
-from ingest.files import (
-    FileProblem,
-    is_zip,
-    read_file,
-    shown,
-    utf8_only,
-    walk,
-)
 from ingest.readers.base import SourceFile
-from ingest.zips import MAX_ARCHIVE_BYTES, safe_extract
+from ingest.sources.files import FileProblem, is_zip, read_file, shown, utf8_only, walk
+from ingest.sources.zips import MAX_ARCHIVE_BYTES, safe_extract
 
 __all__ = [
     "MAX_ZIP_DEPTH",

@@ -4,7 +4,7 @@ Arms pair when their identity (`ingest.contract.schema.ARM_KEY`) is equal except
 columns (spec_decoding also frees spec_method, draft_model and num_spec_tokens; kv_offloading also
 frees kv_offload_backend). The baseline is the side whose value is none/off/false (else the smaller
 value). Every other configuration difference between the paired points (image, recipe
-fingerprint, runner, server flags, ...) is listed as a confound (`analysis.confounds`): a delta is
+fingerprint, runner, server flags, ...) is listed as a confound (`analysis.comparison.confounds`): a delta is
 only as good as its pairing.
 """
 
@@ -17,12 +17,12 @@ from typing import Any
 
 import polars as pl
 
-from analysis.cliff import CliffParams
-from analysis.confounds import confounds
+from analysis.comparison.confounds import confounds
 from analysis.evals import accuracy_columns
-from analysis.interpolate import FrontierGap, frontier_gap
-from analysis.polylines import Frontier
-from analysis.prune import DEFAULT_MAX_ERROR_RATE, analyze_points
+from analysis.frontier.cliff import CliffParams
+from analysis.frontier.interpolate import FrontierGap, frontier_gap
+from analysis.frontier.polylines import Frontier
+from analysis.frontier.prune import DEFAULT_MAX_ERROR_RATE, analyze_points
 from ingest.contract.col import Col
 from ingest.contract.schema import ARM_KEY, DEFAULT_GROUP
 

@@ -2,7 +2,7 @@
 
 It validates what `export.py` writes and also accepts the real `configs/nvidia-master.yaml`.
 Every model forbids unknown keys, as InferenceX's own validator does. How entries map to arms
-lives in `analysis.recipes`.
+lives in `analysis.sweep.recipes`.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from analysis.codes import (
+from analysis.frontier.codes import (
     dense_codes,
     gather,
     load_values,
@@ -35,8 +35,8 @@ from analysis.codes import (
     spread,
     take,
 )
-from analysis.dominance import BoolArray, FloatArray, IntArray, dense, order_by
-from analysis.pareto import arm_columns
+from analysis.frontier.dominance import BoolArray, FloatArray, IntArray, dense, order_by
+from analysis.frontier.pareto import arm_columns
 from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP, better
 

@@ -14,13 +14,13 @@ from typing import Any
 
 import polars as pl
 
-from analysis.cliff import CliffParams
-from analysis.confounds import confounds
+from analysis.comparison.confounds import confounds
 from analysis.evals import accuracy_columns
-from analysis.interpolate import FrontierGap, frontier_gap
-from analysis.polylines import Frontier
-from analysis.prune import DEFAULT_MAX_ERROR_RATE, analyze_points
-from analysis.slo import Slo
+from analysis.frontier.cliff import CliffParams
+from analysis.frontier.interpolate import FrontierGap, frontier_gap
+from analysis.frontier.polylines import Frontier
+from analysis.frontier.prune import DEFAULT_MAX_ERROR_RATE, analyze_points
+from analysis.frontier.slo import Slo
 from analysis.tables import md_cell, md_text
 from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP, better

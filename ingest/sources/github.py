@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx
 
-from ingest.artifacts import logical_name
 from ingest.contract.schema import RunCol
 from ingest.pipeline import ingest_paths
 from ingest.report import IngestReport
+from ingest.sources.artifacts import logical_name
 from ingest.store import Store
 
 

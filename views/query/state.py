@@ -3,7 +3,7 @@
 A view is reproducible from its address: every control maps to one field here, defaults are left
 out of the query string, and parsing is tolerant (a bad value is dropped with a notice, never a
 crash), because links get hand-edited and pasted into PRs. The parsing machinery is
-`views.viewmodel`; the menus the fields choose from are `views.choices` (both importable
+`views.query.viewmodel`; the menus the fields choose from are `views.query.choices` (both importable
 from here too).
 """
 
@@ -16,13 +16,13 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, StringConstraints, field_validator
 
-from analysis.baseline import MAIN as MAIN_BASELINE
+from analysis.comparison.baseline import MAIN as MAIN_BASELINE
 from analysis.cost import format_hwcost, parse_hwcost
-from analysis.slo import parse_slo
+from analysis.frontier.slo import parse_slo
 from ingest.contract.col import Col
 from ingest.run_ids import is_readable_run_id
-from views.affects import TABLE_PARTS, Part, affects, fields_sparing
-from views.choices import (
+from views.query.affects import TABLE_PARTS, Part, affects, fields_sparing
+from views.query.choices import (
     AB_CHOICES,
     ENVELOPE_CHOICES,
     LABEL_CHOICES,
@@ -34,7 +34,7 @@ from views.choices import (
     X_CHOICES,
     Y_CHOICES,
 )
-from views.viewmodel import RawQuery, View, one_of, split_values
+from views.query.viewmodel import RawQuery, View, one_of, split_values
 
 __all__ = [
     "DISPLAY_ONLY",
@@ -74,7 +74,7 @@ def _positive(v: float | None) -> float | None:
 
 
 # Field types shared by the views, each validated once: a positive x (`at`), latency/error limits
-# in canonical form (analysis.slo, e.g. `p90_ttft<=2,error_rate<=0.01`), per-hardware cost/power
+# in canonical form (analysis.frontier.slo, e.g. `p90_ttft<=2,error_rate<=0.01`), per-hardware cost/power
 # overrides in canonical form (analysis.cost.parse_hwcost).
 PositiveX = Annotated[float | None, AfterValidator(_positive)]
 SloText = Annotated[str, AfterValidator(lambda v: parse_slo(v).text())]
@@ -89,7 +89,7 @@ class RunView(View):
 
     query_keys: ClassVar[Mapping[str, str]] = {"runs": "unofficialRun", "frontier_only": "frontier"}
 
-    # Each field's marker names what it feeds (views/affects.py): the caches and callbacks
+    # Each field's marker names what it feeds (views/query/affects.py): the caches and callbacks
     # derive from these what a change of the field recomputes, redraws or leaves alone.
     runs: Annotated[Ids, affects(Part.RUNS)] = ()
     y: Annotated[YAxis, affects(Part.MAIN, Part.SECOND)] = Col.TPUT_PER_GPU.value
