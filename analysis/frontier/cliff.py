@@ -12,10 +12,9 @@ hold (each threshold is a `CliffParams` field):
 Post-cliff points must be removed before dominance is judged: past the cliff a point can look
 non-dominated (low TPOT, high interactivity) while its queue explodes.
 
-The rules are defined by polars window expressions over each arm (`_windows_polars`) and run as
-numpy passes over the arms laid end to end (`_windows_numpy`, null-aware, property-tested equal
-to the expressions); a frame with NaN values (which polars orders and accumulates differently
-from nulls) or a non-integer `conc` takes the expressions themselves.
+The rules are one implementation: polars window expressions over each arm (`_windows_polars`),
+sized for real pages (a 10,000-point page in a few tens of milliseconds; `benchmarks/` measures
+it).
 """
 
 from __future__ import annotations
@@ -30,12 +29,10 @@ from analysis.frontier.codes import (
     dense_codes,
     gather,
     load_values,
-    nullable,
     nulls_last_key,
     spread,
-    take,
 )
-from analysis.frontier.dominance import BoolArray, FloatArray, IntArray, dense, order_by
+from analysis.frontier.dominance import BoolArray, IntArray, order_by
 from analysis.frontier.pareto import arm_columns
 from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP, better
@@ -151,185 +148,19 @@ def cliff_frame(points: pl.DataFrame, params: CliffParams) -> pl.DataFrame:
     )
 
 
-def arm_cliffs(
-    frame: pl.DataFrame, arm: IntArray, params: CliffParams, t_rank: IntArray | None = None
-) -> ArmCliffs:
+def arm_cliffs(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> ArmCliffs:
     """Cliff verdicts of `frame` (a `cliff_frame`) whose rows are in arm order (see ArmCliffs).
 
     Args:
         frame: rows grouped by arm (each arm contiguous), by concurrency (nulls last) within it.
         arm: the arm code of each row.
         params: the thresholds.
-        t_rank: dense ranks of `__t` (nulls excluded) when the caller already has them.
     """
-    cols = [frame.get_column(c) for c in ("__t", "__ttft", "__err")]
-    if any(bool(s.is_nan().any()) for s in cols) or not frame[Col.CONC].dtype.is_integer():
-        # NaN compares and accumulates differently from null in polars; the windows define it.
-        windows = _windows_polars(frame, arm, params)
-        post = (windows["__low"] | windows["__slow"] | windows["__errc"]).to_numpy()
-        knee, rows = windows.get_column("knee_conc"), windows.filter(pl.Series(post))
-    else:
-        knee, post, rows = _windows_numpy(frame, arm, params, t_rank)
+    windows = _windows_polars(frame, arm, params)
+    post = (windows["__low"] | windows["__slow"] | windows["__errc"]).to_numpy()
+    knee, rows = windows.get_column("knee_conc"), windows.filter(pl.Series(post))
     evidence = rows.select(_evidence(params)).to_series()
     return ArmCliffs(knee_conc=knee, post=post, evidence=evidence)
-
-
-def _floats(s: pl.Series) -> tuple[FloatArray, BoolArray]:
-    if s.null_count() == 0:
-        return s.to_numpy().astype(np.float64, copy=False), np.zeros(len(s), dtype=np.bool_)
-    return s.fill_null(0.0).to_numpy().astype(np.float64, copy=False), s.is_null().to_numpy()
-
-
-def _windows_numpy(
-    frame: pl.DataFrame,
-    arm: IntArray,
-    params: CliffParams,
-    t_rank: IntArray | None,
-    fast: bool = True,
-) -> tuple[pl.Series, BoolArray, pl.DataFrame]:
-    """The rules of `_windows_polars` as numpy passes over contiguous arms (null-aware):
-    (`knee_conc` of every row, the post-cliff mask, the post-cliff rows with the columns the
-    evidence reads). Arms without nulls or repeated concs (the usual sweep) take
-    `_windows_dense`, fewer passes over the same rules; `fast=False` keeps the general ones."""
-    n = frame.height
-    conc = frame.get_column(Col.CONC)
-    if n == 0:
-        empty = _windows_polars(frame, arm, params)
-        return empty.get_column("knee_conc"), np.zeros(0, dtype=np.bool_), empty
-    idx = np.arange(n, dtype=np.int64)
-    ck = nulls_last_key(conc)
-    t, tnull = _floats(frame.get_column("__t"))
-    ttft, ttnull = _floats(frame.get_column("__ttft"))
-    err, enull = _floats(frame.get_column("__err"))
-    starts = np.empty(n, dtype=np.bool_)
-    starts[0] = True
-    np.not_equal(arm[1:], arm[:-1], out=starts[1:])
-    no_nulls = not (conc.has_nulls() or tnull.any() or ttnull.any() or enull.any())
-    # every conc of an arm distinct: the knee is the arm's first stopping row
-    if fast and no_nulls and bool(np.all(starts[1:] | (ck[1:] > ck[:-1]))):
-        return _windows_dense(frame, conc, t, ttft, err, starts, idx, params, t_rank)
-    cnull = conc.is_null().to_numpy()
-    seg = np.cumsum(starts) - 1
-    seg_start = np.flatnonzero(starts)
-    # Running maximum of t within the arm, skipping nulls (as `cum_max`): dense ranks offset by
-    # the arm index make it one global running maximum. Rank 0: no non-null value yet.
-    rr = np.zeros(n, dtype=np.int64)
-    rr[~tnull] = (dense(t[~tnull]) if t_rank is None else t_rank) + 1
-    span = int(rr.max()) + 1
-    base = seg * span
-    top = np.maximum.accumulate(base + rr)
-    top -= base
-    holder = np.zeros(span, dtype=np.int64)
-    holder[rr] = idx  # a row of each rank (equal ranks are equal values)
-    # __prev: the running maximum at the previous row of the arm
-    prev_null = np.empty(n, dtype=np.bool_)
-    prev_null[0], prev_null[1:] = True, tnull[:-1] | (top[:-1] == 0)
-    prev_null |= starts
-    prev = np.empty(n, dtype=np.float64)
-    prev[0], prev[1:] = 0.0, t[holder[top[:-1]]]
-    # __best_conc: the conc of the last earlier row of the arm that set the running maximum
-    last = np.maximum.accumulate(np.where(~tnull & (rr == top) & ~cnull, idx, -1))
-    best = np.empty(n, dtype=np.int64)
-    best[0], best[1:] = -1, last[:-1]
-    best[(best < seg_start[seg]) | starts] = -1
-    # repeated concurrencies share the values of their first row
-    first = np.maximum.accumulate(np.where(starts | np.r_[True, ck[1:] != ck[:-1]], idx, 0))
-    # the knee: the lowest conc whose next row of the arm gains less than knee_min_gain
-    stops = np.zeros(n, dtype=np.bool_)
-    stops[:-1] = (
-        ~starts[1:] & ~tnull[:-1] & ~tnull[1:] & (t[1:] < t[:-1] * (1.0 + params.knee_min_gain))
-    )
-    big = np.iinfo(np.int64).max
-    knee_key = np.minimum.reduceat(np.where(stops & ~cnull, ck, big), seg_start)
-    # its first row gives the knee TTFT (0 when there is no knee or no TTFT)
-    kk = knee_key[seg]
-    knee_at = np.minimum.reduceat(np.where(~cnull & (ck == kk), idx, n), seg_start)
-    knee_at[knee_key == big] = n
-    has = knee_at < n
-    at = np.where(has, knee_at, 0)
-    knee_ttft = np.where(has & ~ttnull[at], ttft[at], 0.0)
-    knee_row = np.where(has, knee_at, -1)[seg]
-    limit = np.maximum(knee_ttft * params.ttft_ratio, params.ttft_floor_s)[seg]
-    past = (knee_row >= 0) & ~cnull & (ck > kk)
-    prev, prev_null = prev[first], prev_null[first]
-    low = past & ~tnull & ~prev_null & (t < params.tput_fraction * prev)
-    slow = past & ~ttnull & (ttft > limit)
-    errc = past & ~enull & (err > params.error_rate)
-    post = low | slow | errc
-    # the evidence reads only the post-cliff rows
-    sel = np.flatnonzero(post)
-    rows = gather(frame, sel).with_columns(
-        nullable("__prev", prev[sel], prev_null[sel]),
-        take(conc, best[first[sel]]).alias("__best_conc"),
-        take(conc, knee_row[sel]).alias("knee_conc"),
-        pl.Series("__knee_ttft", knee_ttft[seg[sel]]),
-        pl.Series("__low", low[sel]),
-        pl.Series("__slow", slow[sel]),
-        pl.Series("__errc", errc[sel]),
-    )
-    return take(conc, knee_row).alias("knee_conc"), post, rows
-
-
-def _windows_dense(
-    frame: pl.DataFrame,
-    conc: pl.Series,
-    t: FloatArray,
-    ttft: FloatArray,
-    err: FloatArray,
-    starts: BoolArray,
-    idx: IntArray,
-    params: CliffParams,
-    t_rank: IntArray | None,
-) -> tuple[pl.Series, BoolArray, pl.DataFrame]:
-    """`_windows_numpy` for arms with no null value and strictly rising conc: no null masks,
-    every row is its conc's first, and "conc above the knee's" is "row after the knee's"."""
-    n = len(t)
-    seg_start = np.flatnonzero(starts)
-    seg = np.cumsum(starts, dtype=np.int64)
-    seg -= 1
-    # the running maximum of t within the arm, as dense ranks offset by the arm index
-    rr = (dense(t) if t_rank is None else t_rank) + 1
-    span = int(rr.max()) + 1
-    base = seg * span
-    top = base + rr
-    np.maximum.accumulate(top, out=top)
-    top -= base
-    holder = np.zeros(span, dtype=np.int64)
-    holder[rr] = idx
-    prev = np.empty(n, dtype=np.float64)
-    prev[0] = 0.0
-    np.take(t, holder[top[:-1]], out=prev[1:])
-    # the conc of the last earlier row of the arm that set the running maximum
-    last = np.where(rr == top, idx, -1)
-    np.maximum.accumulate(last, out=last)
-    best = np.empty(n, dtype=np.int64)
-    best[0] = -1
-    best[1:] = last[:-1]
-    best[starts | (best < seg_start[seg])] = -1
-    # the knee: the first row of the arm whose next row gains less than knee_min_gain
-    stops = np.zeros(n, dtype=np.bool_)
-    stops[:-1] = ~starts[1:] & (t[1:] < t[:-1] * (1.0 + params.knee_min_gain))
-    knee_at = np.minimum.reduceat(np.where(stops, idx, n), seg_start)
-    has = knee_at < n
-    knee_ttft = np.where(has, ttft[np.where(has, knee_at, 0)], 0.0)
-    knee_row = np.where(has, knee_at, -1)[seg]
-    limit = np.maximum(knee_ttft * params.ttft_ratio, params.ttft_floor_s)[seg]
-    past = (knee_row >= 0) & (idx > knee_row)
-    low = past & (t < params.tput_fraction * prev)
-    slow = past & (ttft > limit)
-    errc = past & (err > params.error_rate)
-    post = low | slow | errc
-    sel = np.flatnonzero(post)
-    rows = gather(frame, sel).with_columns(
-        nullable("__prev", prev[sel], starts[sel]),
-        take(conc, best[sel]).alias("__best_conc"),
-        take(conc, knee_row[sel]).alias("knee_conc"),
-        pl.Series("__knee_ttft", knee_ttft[seg[sel]]),
-        pl.Series("__low", low[sel]),
-        pl.Series("__slow", slow[sel]),
-        pl.Series("__errc", errc[sel]),
-    )
-    return take(conc, knee_row).alias("knee_conc"), post, rows
 
 
 def _windows_polars(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> pl.DataFrame:
