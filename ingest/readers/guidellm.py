@@ -263,9 +263,12 @@ def _point(doc: Mapping[str, Any], b: _Bench) -> Row:
     meta["incomplete_requests"] = incomplete
     _latencies(b, metrics, row)
     _throughputs(b, metrics, row, meta)
-    data = _get(b.entry, "request_loader", "data") or _get(doc, "args", "data")
-    if data is None:
-        data = _get(b.entry, "config", "requests", "data")
+    data = (
+        _get(b.entry, "request_loader", "data")
+        or _get(doc, "args", "data")
+        or _get(b.entry, "config", "requests", "data")
+        or _get(doc, "config", "spec", "data")
+    )
     isl, osl = _nominal_lengths(data)
     if isl is not None and osl is not None:
         row[Col.ISL], row[Col.OSL] = isl, osl
@@ -273,8 +276,10 @@ def _point(doc: Mapping[str, Any], b: _Bench) -> Row:
         value = b.entry.get(key, _get(b.entry, "config", key))
         if value is not None:
             meta[key.rstrip("_")] = value
-    profile = _get(b.entry, "config", "profile", "type_") or _get(
-        b.entry, "args", "profile", "type_"
+    profile = (
+        _get(b.entry, "config", "profile", "type_")
+        or _get(b.entry, "config", "profile", "kind")
+        or _get(b.entry, "args", "profile", "type_")
     )
     if isinstance(profile, str):
         meta["profile"] = profile
