@@ -206,6 +206,8 @@ def _nominal_lengths(data: Any) -> tuple[int | None, int | None]:
                 found.get("output_tokens")
             )
     if isinstance(data, Mapping):
+        if (_int_or_none(data.get("turns")) or 1) > 1:
+            return None, None  # multi-turn conversations: no single nominal length
         return _int_or_none(data.get("prompt_tokens")), _int_or_none(data.get("output_tokens"))
     return None, None
 

@@ -118,12 +118,12 @@ def _summary_point(src: SourceFile, doc: Mapping[str, Any]) -> Row:
     completed = num("results_num_completed_requests")
     started = num("results_num_requests_started")
     if completed is None or completed <= 0:
-        errors = doc.get("results_error_code_frequency", "")
+        errors = doc.get("results_error_code_frequency", "?")
+        issued = "?" if started is None else str(int(started))
         raise ParseError(
             rel,
             "results_num_completed_requests",
-            f"llmperf summary with no completed request ({started if started is not None else '?'}"
-            f" started, errors {errors})",
+            f"llmperf summary: no request completed ({issued} started; error codes {errors})",
         )
     conc = doc.get("num_concurrent_requests")
     if isinstance(conc, bool) or not isinstance(conc, int) or conc <= 0:
