@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ingest.errors import ParseError
 from ingest.pipeline import ingest_paths
@@ -16,7 +18,7 @@ from ingest.readers.base import SourceFile
 from ingest.readers.guidellm import GuideLLMReader
 from ingest.schema import Col
 from ingest.store import Store
-from tests.ingest.readers._support import FIXTURES, source
+from tests.ingest.readers._support import FIXTURES, check_only_contract_errors, mutated, source
 
 READER = GuideLLMReader()
 WILD = FIXTURES / "wild" / "guidellm"
@@ -208,3 +210,12 @@ def test_yaml_sniffing_needs_the_guidellm_markers() -> None:
     assert READER.sniff(broken, None)
     with pytest.raises(ParseError, match="GuideLLM YAML report is not valid YAML"):
         READER.read(broken, None)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_reports_raise_only_contract_errors(data: st.DataObject) -> None:
+    src = source(V2)
+    check_only_contract_errors(READER, src, data.draw(mutated(_v2())))
+    old = source(f"{OLD}.json")
+    check_only_contract_errors(READER, old, data.draw(mutated(json.loads(old.text()))))

@@ -4,19 +4,22 @@ vLLM + EAGLE3. Expected values are worked out by hand from the files' own number
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from ingest.errors import ParseError
+from ingest.errors import ParseError, SchemaError
 from ingest.pipeline import ingest_paths
 from ingest.readers.base import SourceFile
 from ingest.readers.inference_perf import InferencePerfReader
 from ingest.schema import Col
 from ingest.store import Store
-from tests.ingest.readers._support import FIXTURES
+from tests.ingest.readers._support import FIXTURES, mutated, norm
 
 READER = InferencePerfReader()
 WILD = FIXTURES / "wild" / "inference_perf"
@@ -163,3 +166,17 @@ def test_a_concurrency_stage_is_a_concurrency_point() -> None:
     doc["load_summary"]["concurrency"] = 8
     (point,) = READER.read_unit([_src(VLLM / "stage_0_lifecycle_metrics.json", doc)]).points
     assert (point[Col.CONC], point.get(Col.REQUEST_RATE)) == (8, None)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_stage_reports_raise_only_parse_errors(data: st.DataObject) -> None:
+    path = VLLM / "stage_3_lifecycle_metrics.json"
+    doc = data.draw(mutated(json.loads(path.read_text())))
+    files = [_src(path, doc)]
+    if READER.sniff_unit(files):
+        with contextlib.suppress(ParseError):
+            res = READER.read_unit(files)
+            for point in res.points:
+                with contextlib.suppress(SchemaError):
+                    norm(files[0], point)

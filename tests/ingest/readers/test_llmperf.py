@@ -5,12 +5,15 @@ are worked out by hand from the files' own numbers."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ingest.errors import ParseError
 from ingest.pipeline import ingest_paths
@@ -18,7 +21,7 @@ from ingest.readers.base import SourceFile
 from ingest.readers.llmperf import LlmperfRunReader, LlmperfSummaryReader
 from ingest.schema import Col
 from ingest.store import Store
-from tests.ingest.readers._support import FIXTURES
+from tests.ingest.readers._support import FIXTURES, check_only_contract_errors, mutated
 
 WILD = FIXTURES / "wild" / "llmperf"
 SWEEP = WILD / "gpt-4.1-nano_20260120_165625"
@@ -143,3 +146,17 @@ def test_the_run_reader_pairs_a_summary_with_its_own_responses_only() -> None:
     assert reader.sniff_unit([src, renamed])
     # a summary alone is left to the file reader
     assert not reader.sniff_unit([src])
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_outputs_raise_only_contract_errors(data: st.DataObject) -> None:
+    src, doc = _summary(10)
+    check_only_contract_errors(LlmperfSummaryReader(), src, data.draw(mutated(doc)))
+    path = SWEEP / "10" / f"{STEM}_individual_responses.json"
+    records = data.draw(mutated(json.loads(path.read_text())))
+    pair = [src, SourceFile(path, f"s/{path.name}", "s", json.dumps(records).encode())]
+    reader = LlmperfRunReader()
+    if reader.sniff_unit(pair):
+        with contextlib.suppress(ParseError):
+            reader.read_unit(pair)
