@@ -219,3 +219,16 @@ def test_mutated_reports_raise_only_contract_errors(data: st.DataObject) -> None
     check_only_contract_errors(READER, src, data.draw(mutated(_v2())))
     old = source(f"{OLD}.json")
     check_only_contract_errors(READER, old, data.draw(mutated(json.loads(old.text()))))
+
+
+def test_a_0_5_benchmark_without_duration_uses_the_measured_window() -> None:
+    # 0.4-0.5 benchmarks have no `duration`: the window is scheduler_metrics.measure_*_time
+    # (in this 0.8 file 1786678153.2722828 - 1786678148.2526348 = its duration 5.0196 s)
+    doc = _v2()
+    doc["metadata"] = {"version": 1, "guidellm_version": "0.5.0"}
+    for b in doc["benchmarks"]:
+        del b["duration"]
+    point = _read(doc).points[0]
+    assert point[Col.DURATION] == pytest.approx(1786678153.2722828 - 1786678148.2526348)
+    assert point[Col.OUTPUT_TPUT] == pytest.approx(16 / (1786678153.2722828 - 1786678148.2526348))
+    assert point[Col.METADATA]["tool_version"] == "0.5.0"
