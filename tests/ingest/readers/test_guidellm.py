@@ -212,13 +212,20 @@ def test_yaml_sniffing_needs_the_guidellm_markers() -> None:
         READER.read(broken, None)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def _slim(doc: dict[str, Any]) -> dict[str, Any]:
+    """The report without its per-request samples (which the reader does not read)."""
+    for b in doc["benchmarks"]:
+        b.pop("requests", None)
+    return doc
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_mutated_reports_raise_only_contract_errors(data: st.DataObject) -> None:
     src = source(V2)
-    check_only_contract_errors(READER, src, data.draw(mutated(_v2())))
+    check_only_contract_errors(READER, src, data.draw(mutated(_slim(_v2()))))
     old = source(f"{OLD}.json")
-    check_only_contract_errors(READER, old, data.draw(mutated(json.loads(old.text()))))
+    check_only_contract_errors(READER, old, data.draw(mutated(_slim(json.loads(old.text())))))
 
 
 def test_a_0_5_benchmark_without_duration_uses_the_measured_window() -> None:
