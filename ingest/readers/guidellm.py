@@ -32,6 +32,8 @@ Quirks:
   measured window (`duration`, or `scheduler_metrics.measure_end_time - measure_start_time`), as
   vLLM computes them. GuideLLM's own `*_per_second` means (a time-weighted rate distribution, what
   its console prints) are kept in `metadata`.
+- The HTML and CSV reports GuideLLM writes beside it hold the same benchmarks: recognised and
+  ignored with a note.
 - `incomplete` requests were cut off when the benchmark's time ran out: they are not failures,
   so `num_requests_total` is successful + errored and the incomplete count is in `metadata`.
 """
@@ -334,6 +336,16 @@ def _throughputs(b: _Bench, metrics: Mapping[str, Any], row: Row, meta: dict[str
                 row[col] = value
 
 
+def _companion(src: SourceFile) -> str | None:
+    """'HTML' or 'CSV' for the other outputs GuideLLM writes beside its report, else None."""
+    name = src.name.lower()
+    if name.endswith(".html") and src.data.find(b"window.benchmarks = ") >= 0:
+        return "HTML" if src.data.find(b"window.runInfo = ") >= 0 else None
+    if name.endswith(".csv") and src.data.startswith(b"Run Info,Run Info,"):
+        return "CSV"  # 0.4+: a header row of groups, then names, then units
+    return None
+
+
 class GuideLLMReader:
     """A GuideLLM report (JSON or YAML): one point per benchmark."""
 
@@ -342,12 +354,22 @@ class GuideLLMReader:
     def sniff(self, src: SourceFile, doc: Any) -> bool:
         if doc is not None:
             return is_report(doc)
-        if not src.name.lower().endswith(_YAML_NAMES):
-            return False
-        head = src.data[:4096]
-        return b"guidellm_version" in head or b"type_: generative_benchmark" in head
+        return _companion(src) is not None or (
+            src.name.lower().endswith(_YAML_NAMES)
+            and (
+                src.data.find(b"guidellm_version", 0, 4096) >= 0
+                or src.data.find(b"type_: generative_benchmark", 0, 4096) >= 0
+            )
+        )
 
     def read(self, src: SourceFile, doc: Any) -> ReadResult:
+        if doc is None and (kind := _companion(src)) is not None:
+            return ReadResult(
+                notes=[
+                    f"GuideLLM {kind} report: the same benchmarks as its JSON/YAML report, which "
+                    "is what paretolens reads (`guidellm benchmark --outputs json`)"
+                ]
+            )
         if doc is None:
             doc = _yaml_doc(src)
             if not is_report(doc):

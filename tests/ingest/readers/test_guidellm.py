@@ -239,3 +239,22 @@ def test_a_0_5_benchmark_without_duration_uses_the_measured_window() -> None:
     assert point[Col.DURATION] == pytest.approx(1786678153.2722828 - 1786678148.2526348)
     assert point[Col.OUTPUT_TPUT] == pytest.approx(16 / (1786678153.2722828 - 1786678148.2526348))
     assert point[Col.METADATA]["tool_version"] == "0.5.0"
+
+
+def test_the_html_and_csv_guidellm_writes_beside_its_report_are_named_not_refused() -> None:
+    # Constructed from the exporters' source: html.py injects `window.<camelCase key> = <json>;`
+    # for run_info, workload_details and benchmarks; csv.py starts with a row of group names.
+    html = (
+        b'<html><head><script>window.runInfo = {"model": {"name": "m"}};\n'
+        b"window.workloadDetails = {};\nwindow.benchmarks = [];\n</script></head></html>"
+    )
+    csv = b"Run Info,Run Info,Run Info\nRun ID,Run Index,Profile\n,,\nabc,0,{}\n"
+    for name, data, kind in (("benchmarks.html", html, "HTML"), ("benchmarks.csv", csv, "CSV")):
+        src = SourceFile(Path(name), name, "x", data)
+        assert READER.sniff(src, None)
+        res = READER.read(src, None)
+        assert res.points == [] and res.notes[0].startswith(f"GuideLLM {kind} report: ")
+    other = SourceFile(
+        Path("page.html"), "page.html", "x", b"<script>window.benchmarks = [];</script>"
+    )
+    assert not READER.sniff(other, None)
