@@ -354,11 +354,13 @@ class GuideLLMReader:
     def sniff(self, src: SourceFile, doc: Any) -> bool:
         if doc is not None:
             return is_report(doc)
+        # GuideLLM 0.4+ writes YAML with yaml.dump's sorted keys: `metadata` and each benchmark's
+        # `type_` come last, so the markers are looked for in the whole file.
         return _companion(src) is not None or (
             src.name.lower().endswith(_YAML_NAMES)
             and (
-                src.data.find(b"guidellm_version", 0, 4096) >= 0
-                or src.data.find(b"type_: generative_benchmark", 0, 4096) >= 0
+                src.data.find(b"guidellm_version:") >= 0
+                or src.data.find(b"type_: generative_benchmark") >= 0
             )
         )
 

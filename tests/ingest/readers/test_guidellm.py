@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -258,3 +259,16 @@ def test_the_html_and_csv_guidellm_writes_beside_its_report_are_named_not_refuse
         Path("page.html"), "page.html", "x", b"<script>window.benchmarks = [];</script>"
     )
     assert not READER.sniff(other, None)
+
+
+def test_a_0_4_plus_yaml_report_with_sorted_keys_reads_as_the_json() -> None:
+    # GuideLLM 0.4+ saves YAML as `yaml.dump(report.model_dump())` (sorted keys: metadata and
+    # every benchmark's type_ come last); the same dump of the real 0.8 report:
+    text = yaml.dump(_v2()).encode()
+    assert text.find(b"type_: generative_benchmark") > 4096
+    src = SourceFile(FIXTURES / "benchmarks.yaml", "benchmarks.yaml", "x", text)
+    assert READER.sniff(src, None)
+    from_yaml = READER.read(src, None).points
+    from_json = _read(_v2()).points
+    assert [p[Col.REQUEST_RATE] for p in from_yaml] == [2.0, 4.0]
+    assert from_yaml == from_json
