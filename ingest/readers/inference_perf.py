@@ -16,7 +16,7 @@ version; the shape dates them:
 - 0.2 onward (Sep 2025): `load_summary.requested_rate` / `achieved_rate` / `send_duration` /
   `schedule_delay`; distributions add p0.1 .. p99.9 and name the median `median`.
 - 0.3 onward: `load_summary.concurrency` for concurrency-driven stages.
-- 0.5 onward: `successes.goodput_metrics` (SLO attainment) and failures broken down by label.
+- 0.5 onward: `successes.goodput_metrics` when SLOs are configured; 0.6.1: `failures.by_label`.
 
 Quirks: `time_per_output_token` is per request (last token - first token) / (tokens - 1), the
 schema's TPOT; `inter_token_latency` is the distribution of every gap between streamed chunks
