@@ -21,7 +21,7 @@ Every metric is a status distribution `{successful, errored, incomplete, total}`
 Quirks:
 
 - The strategy gives the load: `synchronous` is concurrency 1, `concurrent` its `streams`,
-  `constant` / `poisson` (`async` in early reports) their `rate` (req/s; a `max_concurrency` cap
+  `constant` / `poisson` their `rate` (req/s; a `max_concurrency` cap
   goes to `metadata.concurrency_cap`), `throughput` its `max_concurrency`, or an infinite request
   rate when uncapped (every request at once).
 - GuideLLM's `inter_token_latency_ms` is per request (last token - first token) / (output tokens
@@ -68,11 +68,25 @@ def _is_benchmark(entry: Any) -> bool:
     )
 
 
+def _is_v01(doc: Any) -> bool:
+    """GuideLLM 0.1's `GuidanceReport`: `benchmarks[].benchmarks[]` of `{mode, rate, results}`."""
+    first = doc.get("benchmarks")[0] if isinstance(doc.get("benchmarks"), list) else None
+    inner = first.get("benchmarks") if isinstance(first, Mapping) else None
+    return (
+        isinstance(inner, list)
+        and bool(inner)
+        and isinstance(inner[0], Mapping)
+        and {"mode", "results", "errors"} <= inner[0].keys()
+    )
+
+
 def is_report(doc: Any) -> bool:
     """True for a GuideLLM report: a `benchmarks` list of generative benchmarks, or an empty one
     under GuideLLM's `metadata.guidellm_version`."""
     if not isinstance(doc, Mapping) or not isinstance(doc.get("benchmarks"), list):
         return False
+    if doc["benchmarks"] and _is_v01(doc):
+        return True
     meta = doc.get("metadata")
     if isinstance(meta, Mapping) and "guidellm_version" in meta:
         return True
@@ -132,7 +146,7 @@ class _Bench:
                 row[Col.CONC] = self._positive_int(cap, "strategy.max_concurrency")
             else:
                 row[Col.REQUEST_RATE] = float("inf")  # every request at once
-        elif kind in ("constant", "poisson", "async"):
+        elif kind in ("constant", "poisson"):
             rate = self.num(strategy.get("rate"), "strategy.rate")
             if rate <= 0:
                 raise self.error("strategy.rate", f"expected a positive request rate, got {rate}")
@@ -381,6 +395,13 @@ class GuideLLMReader:
                     "GuideLLM YAML report without a `benchmarks` list of generative benchmarks",
                 )
         benchmarks = doc["benchmarks"]
+        if benchmarks and _is_v01(doc):
+            raise ParseError(
+                src.rel,
+                "benchmarks",
+                "GuideLLM 0.1 report (per-request results, no statistics): not read; run "
+                "GuideLLM 0.2 or later, whose reports carry the request statistics",
+            )
         if not benchmarks:
             raise ParseError(
                 src.rel,

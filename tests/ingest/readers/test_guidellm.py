@@ -272,3 +272,26 @@ def test_a_0_4_plus_yaml_report_with_sorted_keys_reads_as_the_json() -> None:
     from_json = _read(_v2()).points
     assert [p[Col.REQUEST_RATE] for p in from_yaml] == [2.0, 4.0]
     assert from_yaml == from_json
+
+
+def test_a_guidellm_0_1_report_is_named_and_refused() -> None:
+    # Constructed from GuideLLM 0.1's GuidanceReport model: benchmarks[].benchmarks[] of
+    # {mode, rate, results, errors, concurrencies}, per-request results and no statistics.
+    doc = {
+        "benchmarks": [
+            {
+                "benchmarks": [
+                    {
+                        "mode": "synchronous",
+                        "rate": None,
+                        "results": [],
+                        "errors": [],
+                        "concurrencies": [],
+                    }
+                ],
+                "args": {},
+            }
+        ]
+    }
+    with pytest.raises(ParseError, match=r"GuideLLM 0\.1 report"):
+        _read(doc)
