@@ -241,7 +241,7 @@ def _model(doc: Mapping[str, Any], entry: Mapping[str, Any]) -> str | None:
         _get(entry, "config", "backend", "model"),
         _get(entry, "worker", "backend_model"),
         _get(doc, "args", "model"),
-        _get(doc, "config", "backend", "model"),
+        _get(doc, "config", "spec", "backend", "model"),
     ):
         if isinstance(candidate, str) and candidate:
             return candidate
