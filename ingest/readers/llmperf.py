@@ -201,52 +201,59 @@ def _from_requests(src: SourceFile, records: list[Any]) -> Row:
     return row
 
 
-def _pair(files: list[SourceFile]) -> tuple[SourceFile, Any, SourceFile, Any] | None:
-    """The summary and the individual responses of one run in a directory: the same name stem,
-    or the directory's only summary and only individual-responses file."""
-    summaries: list[tuple[SourceFile, Any]] = []
-    individual: list[tuple[SourceFile, Any]] = []
-    for src in files:
-        if src.name.endswith("_individual_responses.json"):
-            individual.append((src, None))
-        elif any(src.data.find(k, 0, 8192) >= 0 for k in _SUMMARY_KEYS):
-            summaries.append((src, None))
+_Pair = tuple[SourceFile, Any, SourceFile, Any]
+
+
+def _pairs(files: list[SourceFile]) -> list[_Pair]:
+    """Each run's summary with its individual responses in a directory: by name stem, or the
+    directory's only summary with its only individual-responses file."""
+    summaries = [s for s in files if any(s.data.find(k, 0, 8192) >= 0 for k in _SUMMARY_KEYS)]
+    individual = [s for s in files if s.name.endswith("_individual_responses.json")]
     if not summaries or not individual:
-        return None
-    by_stem = {_stem(s.name): s for s, _ in individual}
-    for src, _ in summaries:
-        if _stem(src.name) in by_stem or (len(summaries) == 1 and len(individual) == 1):
-            other = by_stem.get(_stem(src.name), individual[0][0])
-            doc, records = _load(src), _load(other)
-            if is_summary(doc) and is_individual(records):
-                return src, doc, other, records
-    return None
+        return []
+    by_stem = {_stem(s.name): s for s in individual}
+    lone = len(summaries) == 1 and len(individual) == 1
+    out: list[_Pair] = []
+    for src in summaries:
+        other = by_stem.get(_stem(src.name), individual[0] if lone else None)
+        if other is None:
+            continue
+        doc, records = _load(src), _load(other)
+        if is_summary(doc) and is_individual(records):
+            out.append((src, doc, other, records))
+    return out
 
 
 class LlmperfRunReader:
-    """An llmperf summary with its individual responses beside it (one run, one point)."""
+    """llmperf summaries with their individual responses beside them (one point per run).
+
+    Summaries without responses are left to `LlmperfSummaryReader`, one file each.
+    """
 
     name = TOOL
 
     def sniff_unit(self, files: list[SourceFile]) -> bool:
         try:
-            return _pair(files) is not None
+            return bool(_pairs(files))
         except ParseError:
             return True  # ours, and broken: read_unit reports why
 
     def read_unit(self, files: list[SourceFile]) -> ReadResult:
-        found = _pair(files)
-        if found is None:
+        pairs = sorted(_pairs(files), key=lambda p: (p[1]["num_concurrent_requests"], p[0].rel))
+        if not pairs:
             raise ParseError(
                 files[0].rel, "", "no llmperf summary with its individual responses here"
             )
-        src, doc, other, records = found
-        point = _summary_point(src, doc)
-        point.update(
-            {k: v for k, v in _from_requests(other, records).items() if point.get(k) is None}
-        )
-        point[Col.METADATA]["individual_responses"] = other.name
-        return ReadResult(points=[point], consumed=[src.rel, other.rel])
+        points: list[Row] = []
+        for src, doc, other, records in pairs:
+            point = _summary_point(src, doc)
+            extra = _from_requests(other, records)
+            point.update({k: v for k, v in extra.items() if point.get(k) is None})
+            # Several runs in one directory are stored under its first summary: each names its own.
+            point[Col.METADATA].update(summary=src.name, individual_responses=other.name)
+            points.append(point)
+        consumed = [p[0].rel for p in pairs] + [p[2].rel for p in pairs]
+        return ReadResult(points=points, consumed=consumed)
 
 
 class LlmperfSummaryReader:

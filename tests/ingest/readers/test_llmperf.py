@@ -160,3 +160,23 @@ def test_mutated_outputs_raise_only_contract_errors(data: st.DataObject) -> None
     if reader.sniff_unit(pair):
         with contextlib.suppress(ParseError):
             reader.read_unit(pair)
+
+
+def test_several_runs_in_one_directory_pair_by_name() -> None:
+    # The sweep's conc 10 and 20 runs renamed into one directory (llmperf names files by model
+    # and lengths only, so a user sweeping into one folder renames them like this)
+    files = []
+    for conc in (20, 10):
+        for kind in ("summary", "individual_responses"):
+            path = SWEEP / str(conc) / f"{STEM}_{kind}.json"
+            rel = f"d/c{conc}_{kind}.json"
+            files.append(SourceFile(WILD / rel, rel, "d", path.read_bytes()))
+    res = LlmperfRunReader().read_unit(files)
+    assert [p[Col.CONC] for p in res.points] == [10, 20]
+    assert res.points[0][Col.MEDIAN_TPOT] == pytest.approx(statistics.median(_tpots(10)))
+    assert res.points[1][Col.MEDIAN_TPOT] == pytest.approx(statistics.median(_tpots(20)))
+    assert [p[Col.METADATA]["summary"] for p in res.points] == [
+        "c10_summary.json",
+        "c20_summary.json",
+    ]
+    assert sorted(res.consumed) == sorted(f.rel for f in files)
