@@ -40,7 +40,6 @@ from ingest.schema import Col
 
 TOOL = "inference-perf"
 _STAGE = re.compile(r"^stage_(\d+)_lifecycle_metrics\.json$")
-_SUMMARY = "summary_lifecycle_metrics.json"
 _NOT_READ = re.compile(
     r"^(per_request_lifecycle_metrics|(stage_\d+|summary)_prometheus_metrics)\.json$"
 )
@@ -244,6 +243,18 @@ def _stage_point(r: _Report, stage: int, config: Mapping[str, Any]) -> Row:
     return row
 
 
+def _has_load(doc: Mapping[str, Any]) -> bool:
+    """A stage report says its load (0.2+); the all-stage summary does not."""
+    load = doc["load_summary"]
+    return "requested_rate" in load or "concurrency" in load
+
+
+def _stage_index(src: SourceFile, position: int) -> int:
+    # stage_N_lifecycle_metrics.json; a renamed stage report keeps its place in the directory.
+    m = _STAGE.match(src.name)
+    return int(m[1]) if m else position
+
+
 class InferencePerfReader:
     """A directory of inference-perf reports: one point per `stage_N_lifecycle_metrics.json`."""
 
@@ -267,11 +278,13 @@ class InferencePerfReader:
             ):
                 reports.append((src, doc))
         config_src, config = _config(files)
+        staged = [(s, d) for s, d in reports if _STAGE.match(s.name) or _has_load(d)]
         stages = sorted(
-            ((int(m[1]), s, d) for s, d in reports if (m := _STAGE.match(s.name))),
-            key=lambda t: t[0],
+            ((_stage_index(s, i), s, d) for i, (s, d) in enumerate(staged)),
+            key=lambda t: (t[0], t[1].rel),
         )
-        summaries = [s for s, _ in reports if not _STAGE.match(s.name)]
+        staged_rels = {s.rel for s, _ in staged}
+        summaries = [s for s, _ in reports if s.rel not in staged_rels]
         if not stages:
             raise ParseError(
                 (summaries or files)[0].rel,

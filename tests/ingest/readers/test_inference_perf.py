@@ -180,3 +180,17 @@ def test_mutated_stage_reports_raise_only_parse_errors(data: st.DataObject) -> N
             for point in res.points:
                 with contextlib.suppress(SchemaError):
                     norm(files[0], point)
+
+
+def test_a_renamed_stage_report_is_still_a_stage_and_the_summary_still_not() -> None:
+    # What the data says decides: a stage report has load_summary.requested_rate, the summary not
+    stage = VLLM / "stage_4_lifecycle_metrics.json"
+    summary = VLLM / "summary_lifecycle_metrics.json"
+    files = [
+        SourceFile(WILD / "run/rate-122.json", "run/rate-122.json", "run", stage.read_bytes()),
+        SourceFile(WILD / "run/all.json", "run/all.json", "run", summary.read_bytes()),
+    ]
+    res = READER.read_unit(files)
+    assert [p[Col.REQUEST_RATE] for p in res.points] == [122.59]
+    assert res.consumed == ["run/rate-122.json", "run/all.json"]
+    assert "run/all.json: inference-perf summary over all stages" in res.notes[1]
