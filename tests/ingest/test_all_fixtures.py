@@ -14,11 +14,11 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 # -- serving-benchmark harnesses (issue 24, part A): GuideLLM, inference-perf, llmperf --
 HARNESSES_A = {
-    "guidellm": 4,  # wild GuideLLM reports: 0.3 JSON + its YAML twin + 2 benchmarks of a 0.8 one
+    "guidellm": 6,  # 0.3: JSON + its YAML twin, 2 users' runs; 2 benchmarks of a 0.8 report
     "inference_perf": 14,  # 2 KubeCon demo sweeps x 7 stages (their 2 all-stage summaries consumed)
     "llmperf": 9,  # 6-concurrency sweep (summary + responses) + 3 leaderboard summaries
 }
-HARNESSES_A_RATE_POINTS = 14 + 2  # inference-perf stages + the 0.8 GuideLLM constant rates
+HARNESSES_A_RATE_POINTS = 14 + 3  # inference-perf stages + 3 GuideLLM constant rates
 # -- end harnesses part A --
 
 

@@ -1,6 +1,6 @@
 """GuideLLM reports found in public repositories (tests/fixtures/wild/guidellm/PROVENANCE.md):
-the 0.2-0.3 shape as JSON and as YAML, and a 0.8 (`metadata.version` 2) report with two
-constant-rate benchmarks. Expected values are worked out by hand from the files' own numbers."""
+the 0.2-0.3 shape as JSON and as YAML (GuideLLM's own test asset, and two users' runs), and a 0.8
+(`metadata.version` 2) report with two constant-rate benchmarks. Expected values are worked out by hand from the files' own numbers."""
 
 from __future__ import annotations
 
@@ -36,14 +36,16 @@ def pts(tmp_path_factory: pytest.TempPathFactory) -> Points:
     st = Store(tmp_path_factory.mktemp("guidellm") / "store")
     rep = ingest_paths([WILD], st, run_id="wild")
     assert [r.path for r in rep.rejected] == []
-    assert rep.accepted == 4  # 1 + 1 + 2 benchmarks
+    assert rep.accepted == 6  # 1 + 1 + 1 + 1 + 2 benchmarks
     rows = st.points(["wild"]).iter_rows(named=True)
     return {(Path(r[Col.SOURCE_PATH]).name, r[Col.CONC] or r[Col.REQUEST_RATE]): r for r in rows}
 
 
 def test_every_benchmark_of_each_report_is_a_point(pts: Points) -> None:
     assert sorted(pts) == [
-        ("benchmarks_stripped.json", 1),  # args.strategy.type_ synchronous: concurrency 1
+        ("benchmark-results.yaml", 1),  # args.strategy.type_ synchronous: concurrency 1
+        ("benchmarks.json", 10.0),  # args.strategy {type_: constant, rate: 10.0}
+        ("benchmarks_stripped.json", 1),
         ("benchmarks_stripped.yaml", 1),
         ("guidellm_report_v2.json", 2.0),  # config.strategy {type_: constant, rate: 2.0}
         ("guidellm_report_v2.json", 4.0),
@@ -87,6 +89,31 @@ def test_the_0_3_report_json(pts: Points) -> None:
     assert meta["profile"] == "sweep"
     # GuideLLM's own rate-distribution means are kept: output_tokens_per_second.successful.mean
     assert meta["guidellm_output_tokens_per_second_mean"] == 198.13346751788123
+
+
+def test_two_users_0_3_runs(pts: Points) -> None:
+    sync = pts[("benchmark-results.yaml", 1)]
+    # worker.backend_model; request_loader.data '{"type": "emulated", "prompt_tokens": 512, ...}'
+    assert (sync[Col.MODEL], sync[Col.ISL], sync[Col.OSL]) == ("llama-3-2-3b", 512, 128)
+    # output_token_count.successful.total_sum 1792 over duration 57.26882600784302 s
+    assert sync[Col.OUTPUT_TPUT] == pytest.approx(1792 / 57.26882600784302)  # 31.29 tok/s
+    # time_to_first_token_ms median 410.4878902435303, inter_token_latency_ms 27.580242457352284
+    assert sync[Col.MEDIAN_TTFT] == pytest.approx(0.4104878902435303)
+    assert sync[Col.MEDIAN_TPOT] == pytest.approx(0.027580242457352284)
+    assert sync[Col.MEDIAN_INTVTY] == pytest.approx(1000 / 27.580242457352284)  # 36.26
+    # request_totals {successful 14, errored 0, incomplete 1}
+    assert (sync[Col.NUM_REQUESTS_SUCCESSFUL], sync[Col.NUM_REQUESTS_TOTAL]) == (14, 14)
+    rate = pts[("benchmarks.json", 10.0)]
+    assert (rate[Col.MODEL], rate[Col.CONC], rate[Col.ISL]) == ("Qwen/Qwen3-0.6B", None, 128)
+    # 75008 output tokens over 60.01022434234619 s; TTFT median 1005.8121681213379 ms
+    assert rate[Col.OUTPUT_TPUT] == pytest.approx(75008 / 60.01022434234619)  # 1249.9 tok/s
+    assert rate[Col.MEDIAN_TTFT] == pytest.approx(1.0058121681213379)
+    assert rate[Col.P99_TTFT] == pytest.approx(1.0194225311279297)
+    assert rate[Col.MEDIAN_TPOT] == pytest.approx(0.010425182778065599)
+    # 586 successful, 23 incomplete (cut off at the 60 s limit: not failures)
+    assert (rate[Col.NUM_REQUESTS_SUCCESSFUL], rate[Col.ERROR_RATE]) == (586, 0.0)
+    meta = json.loads(rate[Col.METADATA])
+    assert (meta["profile"], meta["incomplete_requests"]) == ("async", 23)
 
 
 def test_the_yaml_report_reads_as_its_json_twin(pts: Points) -> None:

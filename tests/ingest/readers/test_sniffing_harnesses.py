@@ -94,7 +94,9 @@ def test_the_unit_readers_claim_exactly_the_harness_directories() -> None:
         if _format_of(f[0].path) in OURS and d.name not in OURS
     }
     assert claims == {
+        "guidellm/jhurlocker_guidellm-pipeline_c925e31": [],
         "guidellm/llm-d_llm-d-benchmark_d4c7822": [],
+        "guidellm/rsevilla87_guidellm-results-parser_d6d6945": [],
         "guidellm/vllm-project_guidellm_a1fe883": [],
         "inference_perf/kubecon-na-2025_vllm": ["inference_perf"],
         "inference_perf/kubecon-na-2025_vllm+eagle": ["inference_perf"],
