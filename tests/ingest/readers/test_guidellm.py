@@ -304,7 +304,7 @@ def test_a_0_4_plus_yaml_report_with_sorted_keys_reads_as_the_json() -> None:
 def test_a_guidellm_0_1_report_is_named_and_refused() -> None:
     # Constructed from GuideLLM 0.1's GuidanceReport model: benchmarks[].benchmarks[] of
     # {mode, rate, results, errors, concurrencies}, per-request results and no statistics.
-    doc = {
+    doc: dict[str, Any] = {
         "benchmarks": [
             {
                 "benchmarks": [

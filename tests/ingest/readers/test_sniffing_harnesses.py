@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ingest.errors import ParseError
-from ingest.readers.base import SourceFile
+from ingest.readers.base import FileReader, SourceFile, UnitReader
 from ingest.readers.guidellm import GuideLLMReader
 from ingest.readers.inference_perf import InferencePerfReader
 from ingest.readers.llmperf import LlmperfRunReader, LlmperfSummaryReader
@@ -19,8 +19,14 @@ from ingest.reading import parse_json
 from tests.ingest.readers._support import FIXTURES
 
 OURS = {"guidellm", "inference_perf", "llmperf"}
-FILE_SNIFFERS = {"guidellm": GuideLLMReader(), "llmperf": LlmperfSummaryReader()}
-UNIT_SNIFFERS = {"inference_perf": InferencePerfReader(), "llmperf": LlmperfRunReader()}
+FILE_SNIFFERS: dict[str, FileReader] = {
+    "guidellm": GuideLLMReader(),
+    "llmperf": LlmperfSummaryReader(),
+}
+UNIT_SNIFFERS: dict[str, UnitReader] = {
+    "inference_perf": InferencePerfReader(),
+    "llmperf": LlmperfRunReader(),
+}
 
 
 def _format_of(path: Path) -> str | None:
