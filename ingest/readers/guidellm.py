@@ -58,6 +58,7 @@ _LATENCIES = (
     ("request_latency", ("e2el",), 1.0),
 )
 _PERCENTILES = (("p75", "p75"), ("p90", "p90"), ("p95", "p95"), ("p99", "p99"), ("p99.9", "p999"))
+_YAML_TOP = re.compile(rb"(?m)^benchmarks:")  # the report's top-level list
 _SYNTH = re.compile(r"(prompt_tokens|output_tokens)\s*=\s*(\d+)")
 
 
@@ -376,6 +377,7 @@ class GuideLLMReader:
                 src.data.find(b"guidellm_version:") >= 0
                 or src.data.find(b"type_: generative_benchmark") >= 0
             )
+            and _YAML_TOP.search(src.data) is not None
         )
 
     def read(self, src: SourceFile, doc: Any) -> ReadResult:

@@ -322,3 +322,9 @@ def test_a_guidellm_0_1_report_is_named_and_refused() -> None:
     }
     with pytest.raises(ParseError, match=r"GuideLLM 0\.1 report"):
         _read(doc)
+
+
+def test_a_yaml_that_only_mentions_guidellm_is_not_claimed() -> None:
+    # e.g. a deployment's values file pinning the harness version
+    values = b"harness:\n  image: guidellm\n  guidellm_version: 0.3.0\n"
+    assert not READER.sniff(SourceFile(Path("values.yaml"), "values.yaml", "x", values), None)
