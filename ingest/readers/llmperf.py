@@ -4,7 +4,10 @@ Source: ray-project/llmperf `token_benchmark_ray.py` (Nov 2023 "LLMPerfV2" onwar
 shape since; forks keep it). One run at one `--num-concurrent-requests` writes a summary (a flat
 object: the run's arguments, then `results_<metric>_{quantiles_p25..p99, mean, min, max,
 stddev}` and counts) and the per-request list. A concurrency sweep is several runs: several
-summaries in one folder, or one folder per concurrency; each summary is one point.
+summaries in one folder, or one folder per concurrency; each summary is one point. A summary with
+its responses beside it (same name stem, or a directory's only pair) is read by the unit reader,
+which stores several such runs of one directory under its first summary (`metadata.summary`
+names each point's own); a summary alone is read by the file reader.
 
 Versions: every summary says `"version": "2023-08-31"` (llmperf's fixed `RESULTS_VERSION`);
 llmperf has no releases, so that string is the version recorded. Summaries from before April 2024
