@@ -20,11 +20,19 @@ UNIT_MODULES: tuple[str, ...] = (
     "ingest.readers.aiperf",
     "ingest.readers.multiturn",
     "ingest.readers.prometheus",
+    # -- serving-benchmark harnesses (issue 24, part A) --
+    "ingest.readers.inference_perf",
+    "ingest.readers.llmperf",
+    # -- end harnesses part A --
 )
 
 # File readers, most specific first.
 FILE_MODULES: tuple[str, ...] = (
     "ingest.readers.evals",
+    # -- serving-benchmark harnesses (issue 24, part A) --
+    "ingest.readers.guidellm",
+    "ingest.readers.llmperf",
+    # -- end harnesses part A --
     "ingest.readers.together",
     "ingest.readers.agentic",
     "ingest.readers.agg_fixed",

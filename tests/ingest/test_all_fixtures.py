@@ -12,6 +12,15 @@ from ingest.store import Store
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
+# -- serving-benchmark harnesses (issue 24, part A): GuideLLM, inference-perf, llmperf --
+HARNESSES_A = {
+    "guidellm": 6,  # 0.3: JSON + its YAML twin, 2 users' runs; 2 benchmarks of a 0.8 report
+    "inference_perf": 14,  # 2 KubeCon demo sweeps x 7 stages (their 2 all-stage summaries consumed)
+    "llmperf": 9,  # 6-concurrency sweep (summary + responses) + 3 leaderboard summaries
+}
+HARNESSES_A_RATE_POINTS = 14 + 3  # inference-perf stages + 3 GuideLLM constant rates
+# -- end harnesses part A --
+
 
 def test_the_whole_fixture_tree(tmp_path: Path) -> None:
     st = Store(tmp_path)
@@ -42,15 +51,20 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
             "vllm_capture": 2,  # the two console result blocks (conc 32, 64)
             "vllm_bench_sweep": 15,  # wild `vllm bench sweep serve` variants (repeats merged)
         }
+        | HARNESSES_A
     )
     # Nothing vanished: every file is stored, rejected, or named as auxiliary.
-    assert rep.accepted == 421 and rep.duplicates == 0
+    expected = 421 + sum(HARNESSES_A.values())
+    assert rep.accepted == expected and rep.duplicates == 0
     ignored = {i.path for i in rep.ignored}
     assert "inferencex/golden_al/minimaxm3_eagle3_gqa.yaml" in ignored
     again = ingest_paths([FIXTURES], st, run_id="all")
-    assert (again.accepted, again.duplicates) == (0, 421)
+    assert (again.accepted, again.duplicates) == (0, expected)
     points = st.points(["all"])
     # Every point has a load: a concurrency, or a request rate (54 request-rate sweep points).
     no_conc = points.filter(pl.col(Col.CONC).is_null())
-    assert no_conc.height == 54 and no_conc.get_column(Col.REQUEST_RATE).null_count() == 0
+    assert (
+        no_conc.height == 54 + HARNESSES_A_RATE_POINTS
+        and no_conc.get_column(Col.REQUEST_RATE).null_count() == 0
+    )
     assert points.get_column(Col.POINT_ID).n_unique() == points.height

@@ -115,6 +115,10 @@ def test_registry_runs_the_unit_readers_first_and_auxiliary_last() -> None:
         "ingest.readers.aiperf",
         "ingest.readers.multiturn",
         "ingest.readers.prometheus",
+        # -- serving-benchmark harnesses (issue 24, part A) --
+        "ingest.readers.inference_perf",
+        "ingest.readers.llmperf",
+        # -- end harnesses part A --
     )
     assert FILE_MODULES[-1] == "ingest.readers.auxiliary"
     assert {
