@@ -45,10 +45,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import number
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
-from ingest.schema import Col
 
 TOOL = "guidellm"
 _YAML_NAMES = (".yaml", ".yml")

@@ -33,10 +33,10 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import number
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
-from ingest.schema import Col
 
 TOOL = "inference-perf"
 _STAGE = re.compile(r"^stage_(\d+)_lifecycle_metrics\.json$")

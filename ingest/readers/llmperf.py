@@ -38,10 +38,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import number
 from ingest.readers.base import ReadResult, Row, SourceFile
-from ingest.schema import Col
 
 TOOL = "llmperf"
 _SUMMARY_KEYS = (b'"results_ttft_s_mean"', b'"results_num_completed_requests"')

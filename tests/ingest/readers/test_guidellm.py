@@ -13,11 +13,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.pipeline import ingest_paths
 from ingest.readers.base import SourceFile
 from ingest.readers.guidellm import GuideLLMReader
-from ingest.schema import Col
 from ingest.store import Store
 from tests.ingest.readers._support import FIXTURES, check_only_contract_errors, mutated, source
 

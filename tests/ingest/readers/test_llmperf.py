@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.pipeline import ingest_paths
 from ingest.readers.base import SourceFile
 from ingest.readers.llmperf import LlmperfRunReader, LlmperfSummaryReader
-from ingest.schema import Col
 from ingest.store import Store
 from tests.ingest.readers._support import FIXTURES, check_only_contract_errors, mutated
 
