@@ -37,6 +37,9 @@ FILE_MODULES: tuple[str, ...] = (
     "ingest.readers.vllm_command",
     "ingest.readers.server_log",
     "ingest.readers.multiturn",
+    # ---- issue 24, part B: trtllm-bench, genai-bench ----
+    "ingest.readers.trtllm_bench",
+    # ---- end issue 24, part B ----
     "ingest.readers.auxiliary",
 )
 
