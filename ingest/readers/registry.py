@@ -39,6 +39,7 @@ FILE_MODULES: tuple[str, ...] = (
     "ingest.readers.multiturn",
     # ---- issue 24, part B: trtllm-bench, genai-bench ----
     "ingest.readers.trtllm_bench",
+    "ingest.readers.mlperf",
     # ---- end issue 24, part B ----
     "ingest.readers.auxiliary",
 )
