@@ -20,6 +20,9 @@ UNIT_MODULES: tuple[str, ...] = (
     "ingest.readers.aiperf",
     "ingest.readers.multiturn",
     "ingest.readers.prometheus",
+    # ---- issue 24, part B: genai-bench ----
+    "ingest.readers.genai_bench",
+    # ---- end issue 24, part B ----
 )
 
 # File readers, most specific first.
