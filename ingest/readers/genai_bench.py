@@ -207,19 +207,23 @@ class GenaiBenchReader:
         cmd = meta.str_("cmd") if meta else None
         streaming = not (cmd and re.search(r"--disable-streaming(?:[ =](?:True|true|1))?\b", cmd))
         points: list[Row] = []
-        rejects: list[RowReject] = []
+        failed: list[tuple[SourceFile, ParseError]] = []
         for src in runs:
             try:
                 points.append(_run_row(src, _load(src), meta, streaming))
             except ParseError as exc:
-                if len(runs) == 1:
-                    raise
-                rejects.append(RowReject(exc.field, exc.reason, src.name))
-        if not points:
-            first = rejects[0]
-            raise ParseError(runs[0].rel, first.field, first.reason)
-        # The first consumed file names the points' source: the experiment's metadata.
-        consumed = [*([meta_src.rel] if meta_src else []), *(s.rel for s in runs)]
+                failed.append((src, exc))
+        meta_rels = [meta_src.rel] if meta_src else []
+        if points:
+            # The first consumed file names the points' source: the experiment's metadata.
+            consumed = [*meta_rels, *(s.rel for s in runs)]
+        else:  # every run refused: the first run file is where the refusals are reported
+            consumed = [*(s.rel for s in runs), *meta_rels]
+        anchor = consumed[0]
+        rejects = [
+            RowReject(exc.field, exc.reason, "" if src.rel == anchor else src.name)
+            for src, exc in failed
+        ]
         return ReadResult(points=points, rejects=rejects, notes=notes, consumed=consumed)
 
 

@@ -97,6 +97,10 @@ _TEXT_LABELS = frozenset(
         "Request rate configured (RPS)",
     }
 )
+_TEXT_LINE = re.compile(
+    r"^\s*(?P<label>Backend|Architecture|Traffic request rate|Max(?:imum)? request concurrency"
+    r"|Request rate configured \(RPS\)):\s+(?P<value>\S.*?)\s*$"
+)
 _SGLANG_LATENCY = re.compile(
     r"^(?P<stat>Mean|Median|P(?P<pct>\d+(?:\.\d+)?)) E2E Latency \(ms\)$"
 )
@@ -164,7 +168,7 @@ def parse_console(text: str, rel: str) -> list[Block]:
             blocks.append(current)
         elif current is not None and line.startswith("=" * 20):
             current = None
-        elif current is not None and (m := _LINE.match(line)):
+        elif current is not None and (m := _TEXT_LINE.match(line) or _LINE.match(line)):
             label, value = m["label"].strip(), m["value"]
             if label in _TEXT_LABELS and not _is_number(value):
                 current.texts[label] = value
