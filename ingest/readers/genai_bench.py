@@ -167,7 +167,10 @@ def _run_row(src: SourceFile, doc: Any, meta: Fields | None, streaming: bool) ->
             "run with --disable-streaming: TTFT not measured (genai-bench writes a 1 ms "
             "placeholder) and TPOT includes the prefill",
         )
-    for key, col in (("num_input_tokens", Col.MEAN_INPUT_LEN), ("num_output_tokens", Col.MEAN_OUTPUT_LEN)):
+    for key, col in (
+        ("num_input_tokens", Col.MEAN_INPUT_LEN),
+        ("num_output_tokens", Col.MEAN_OUTPUT_LEN),
+    ):
         stat = stats.sub(key)
         if stat is not None:
             put(row, col, stat.num("mean"))

@@ -53,7 +53,11 @@ class MlperfLoadgenReader:
         if _SUMMARY in src.data[:4096]:
             fields = {m["label"]: m["value"] for m in _FIELD.finditer(text)}
             what = "MLPerf loadgen summary"
-            scenario, sut, valid = fields.get("Scenario"), fields.get("SUT name"), fields.get("Result is")
+            scenario, sut, valid = (
+                fields.get("Scenario"),
+                fields.get("SUT name"),
+                fields.get("Result is"),
+            )
             version = None
         else:
             keys = _detail_keys(text)

@@ -101,9 +101,7 @@ _TEXT_LINE = re.compile(
     r"^\s*(?P<label>Backend|Architecture|Traffic request rate|Max(?:imum)? request concurrency"
     r"|Request rate configured \(RPS\)):\s+(?P<value>\S.*?)\s*$"
 )
-_SGLANG_LATENCY = re.compile(
-    r"^(?P<stat>Mean|Median|P(?P<pct>\d+(?:\.\d+)?)) E2E Latency \(ms\)$"
-)
+_SGLANG_LATENCY = re.compile(r"^(?P<stat>Mean|Median|P(?P<pct>\d+(?:\.\d+)?)) E2E Latency \(ms\)$")
 _VLLM_VERSION = re.compile(r"vLLM API server version (?P<v>\S+)")
 
 
@@ -156,8 +154,10 @@ def parse_console(text: str, rel: str) -> list[Block]:
     for lineno, line in enumerate(lines, start=1):
         if "Namespace(" in line and "backend=" in line:
             args = _namespace(line[line.index("Namespace(") :])
-        elif current is None and _COMMAND.search(line) and "--" in line + (
-            lines[lineno] if lineno < len(lines) else ""
+        elif (
+            current is None
+            and _COMMAND.search(line)
+            and "--" in line + (lines[lineno] if lineno < len(lines) else "")
         ):
             command = [line]
             while command[-1].rstrip().endswith("\\") and lineno - 1 + len(command) < len(lines):
@@ -397,7 +397,11 @@ class VllmCaptureReader:
     def read_unit(self, files: list[SourceFile]) -> ReadResult:
         config, notes, used = _server_config(files)
         version = next(
-            (m["v"] for src in files if (m := _VLLM_VERSION.search(src.data.decode("utf-8", "replace")))),
+            (
+                m["v"]
+                for src in files
+                if (m := _VLLM_VERSION.search(src.data.decode("utf-8", "replace")))
+            ),
             None,
         )
         points: list[Row] = []
@@ -449,7 +453,9 @@ def _point(block: Block, row: Row, config: Row, version: str | None) -> Row:
     if block.sglang:
         backend = block.texts.get("Backend", "sglang")
         # The harness also drives vLLM, TensorRT-LLM and LMDeploy servers (--backend vllm, trt).
-        framework = next((n for n in ("vllm", "trt", "lmdeploy") if backend.startswith(n)), "sglang")
+        framework = next(
+            (n for n in ("vllm", "trt", "lmdeploy") if backend.startswith(n)), "sglang"
+        )
         if not config.get(Col.TP):  # no server command line: the block's backend names the server
             point[Col.FRAMEWORK] = framework
         point[Col.SCHEMA_VARIANT] = "sglang_bench_console"

@@ -23,7 +23,10 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
             "completed",
         ),
         # ---- issue 24, part B: known tools' outputs that give no point, refused by name ----
-        ("wild/aiperf_failed/all_requests_timed_out/profile_export_aiperf.json", "error_request_count"),
+        (
+            "wild/aiperf_failed/all_requests_timed_out/profile_export_aiperf.json",
+            "error_request_count",
+        ),
         ("wild/mlperf_loadgen/mlperf_log_detail.txt", ""),
         ("wild/mlperf_loadgen/mlperf_log_summary.txt", ""),
         # ---- end issue 24, part B ----

@@ -118,7 +118,10 @@ def _not_array_content(tag: str) -> bool:
 _TAG_CHARS = st.characters(min_codepoint=33, max_codepoint=126, exclude_characters='[]{}"')
 
 
-@given(st.text(alphabet=_TAG_CHARS, min_size=1, max_size=20).filter(_not_array_content), st.text(max_size=40))
+@given(
+    st.text(alphabet=_TAG_CHARS, min_size=1, max_size=20).filter(_not_array_content),
+    st.text(max_size=40),
+)
 def test_a_tag_with_words_is_never_invalid_json(tag: str, rest: str) -> None:
     data = f"[{tag}] {rest}".encode()
     try:
