@@ -19,14 +19,16 @@ Two shapes of the same report, both written by `tensorrt_llm/bench/dataclasses/r
   `Token Throughput (tokens/sec)` line, which is the *output* token rate (requests/s x average
   output length); 0.17+ prints `Total Output Throughput` and `Total Token Throughput`.
 
-Quirks: the report never records the `--concurrency` or `--max_batch_size` the run was started
-with beyond the runtime batch size, nor the subcommand in the JSON. The load coordinate is
-`conc = 1` for a latency run (the log says `Preparing to run latency benchmark`) or a runtime
-batch size of 1 (the engine holds one request at a time); otherwise the run offered every request
-at once (`rate=-1`, the default) and the point's load is `request_rate = inf`, with the measured
-mean in-flight count in `metadata` and a warning (`--set conc=N` gives the real value). A console
-report holds only average input/output lengths: `isl`/`osl` are set from them when they are whole
-numbers, with a warning. `framework` is `trt` (InferenceX's name); the harness and its version go
+Quirks: the report never records the `--concurrency` the run was started with, nor the JSON the
+subcommand. The load coordinate is the `--concurrency N` of a `trtllm-bench` command line printed
+(or pasted) before the console report; else `conc = 1` for a latency run (the log says
+`Preparing to run latency benchmark`) or a runtime batch size of 1 (the engine holds one request
+at a time); otherwise the run offered every request at once (`rate=-1`, the default) and the
+point's load is `request_rate = inf`, with the measured mean in-flight count in `metadata` and a
+warning (`--set conc=N` gives the real value). The command line also gives `--model`/`-m`, `--tp`,
+`--pp`, `--ep` when the report lacks them (a pasted excerpt). A console report holds only average
+input/output lengths: `isl`/`osl` are set from them when they are whole numbers, with a warning.
+Section titles are matched in any case (`= PyTorch backend` in 0.17 docs). `framework` is `trt` (InferenceX's name); the harness and its version go
 to `metadata` (`harness`, `harness_version`) and `schema_variant` (`trtllm_bench_json`,
 `trtllm_bench_console`).
 """
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.errors import ParseError
@@ -49,7 +52,9 @@ _CONSOLE_VARIANT = "trtllm_bench_console"
 _OVERVIEW = b"= PERFORMANCE OVERVIEW"
 _PREPARING = re.compile(rb"Preparing to run (throughput|latency) benchmark")
 _VERSION_LINE = re.compile(r"\[TensorRT-LLM\] TensorRT-LLM version: (?P<v>\S+)")
-_SECTION = re.compile(r"^= (?P<name>[A-Z][A-Z +]*?)\s*$")
+_SECTION = re.compile(r"^= (?P<name>[A-Za-z][A-Za-z +]*?)\s*$")
+_PREPARING_TEXT = re.compile(r"Preparing to run (throughput|latency) benchmark")
+_FLAG = re.compile(r"(?:^|\s)--?(?P<key>[a-z][a-z0-9_-]*)(?:[ =](?P<value>[^\s\\-][^\s\\]*))?")
 _LINE = re.compile(r"^(?P<label>[A-Za-z][^:]*?):\s+(?P<value>\S.*?)\s*$")
 _BREAKDOWN = re.compile(
     r"^\[(?P<kind>TTFT|TPOT|GTPS|Latency)\]\s+(?P<stat>[A-Z0-9]+)\s*:\s*(?P<value>\S+)\s*$"
@@ -205,20 +210,60 @@ def is_console_report(src: SourceFile) -> bool:
     return _OVERVIEW in src.data or _PREPARING.search(src.data[:65536]) is not None
 
 
-def _sections(text: str) -> list[dict[str, dict[str, str]]]:
-    """The reports of a log: each a mapping section name -> label -> value (breakdown lines
-    under `<KIND> <STAT>` labels)."""
-    reports: list[dict[str, dict[str, str]]] = []
+@dataclass
+class _Report:
+    """One console report of a log, with what the log printed before it: the trtllm-bench
+    command line (`--concurrency`, `--tp`, ...), the subcommand's start line and the version."""
+
+    sections: dict[str, dict[str, str]] = field(default_factory=dict)
+    args: dict[str, str] = field(default_factory=dict)
+    mode: str | None = None
+    version: str | None = None
+
+
+def _command(lines: list[str], i: int) -> dict[str, str]:
+    """The flags of the `trtllm-bench` command at line i, with its continuation lines (after a
+    `\\`, or indented under it)."""
+    words = [lines[i]]
+    j = i + 1
+    while j < len(lines) and lines[j].strip() and not lines[j].lstrip().startswith(("```", "=")):
+        if not (words[-1].rstrip().endswith("\\") or lines[j][:1] in (" ", "\t")):
+            break
+        words.append(lines[j])
+        j += 1
+    out: dict[str, str] = {}
+    for m in _FLAG.finditer(" ".join(w.rstrip().rstrip("\\") for w in words)):
+        if m["value"] is not None:
+            out[m["key"].replace("-", "_")] = m["value"]
+        else:
+            out[m["key"].replace("-", "_")] = "true"
+    return out
+
+
+def _sections(text: str) -> list[_Report]:
+    """The reports of a log: each section name -> label -> value (breakdown lines under
+    `<KIND> <STAT>` labels), with the context printed before it."""
+    reports: list[_Report] = []
+    context = _Report()
     current: dict[str, str] | None = None
     lines = text.splitlines()
     for i, line in enumerate(lines):
         head = _SECTION.match(line)
         if head and i > 0 and lines[i - 1].startswith("====="):
-            name = head["name"].strip()
-            if name in _BACKEND_SECTIONS or not reports or name in reports[-1]:
-                reports.append({})
-            current = reports[-1].setdefault(name, {})
+            name = head["name"].strip().upper()
+            if name in _BACKEND_SECTIONS or not reports or name in reports[-1].sections:
+                reports.append(_Report({}, dict(context.args), context.mode, context.version))
+            current = reports[-1].sections.setdefault(name, {})
             continue
+        if "trtllm-bench" in line and " --" in " " + line.split("trtllm-bench", 1)[1] + " ".join(
+            lines[i + 1 : i + 2]
+        ):
+            context.args = _command(lines, i)
+            continue
+        if (mode := _PREPARING_TEXT.search(line)) is not None:
+            context.mode = mode[1]
+        if (version := _VERSION_LINE.search(line)) is not None:
+            context.version = version["v"]
         if current is None or line.startswith("====="):
             continue
         if m := _BREAKDOWN.match(line):
@@ -235,8 +280,8 @@ def _num(section: dict[str, str], label: str, rel: str) -> float | None:
     return parse_float(value, rel, label)
 
 
-def _console_row(src: SourceFile, report: dict[str, dict[str, str]], preamble: str) -> Row:
-    rel = src.rel
+def _console_row(src: SourceFile, report_: _Report) -> Row:
+    rel, report, args = src.rel, report_.sections, report_.args
     backend = report.get("ENGINE DETAILS") or report.get("PYTORCH BACKEND") or {}
     world = report.get("WORLD + RUNTIME INFORMATION", {})
     requests = report.get("REQUEST DETAILS", {})
@@ -244,8 +289,7 @@ def _console_row(src: SourceFile, report: dict[str, dict[str, str]], preamble: s
     version = (
         backend.get("TensorRT-LLM Version")
         or backend.get("TensorRT LLM Version")
-        or ((m := _VERSION_LINE.search(preamble)) and m["v"])
-        or None
+        or report_.version
     )
     what = f"{HARNESS} {version or '(version not printed)'} console report"
     if not perf:
@@ -256,7 +300,7 @@ def _console_row(src: SourceFile, report: dict[str, dict[str, str]], preamble: s
         )
     meta: dict[str, Any] = {"harness": HARNESS, "harness_version": version}
     row: Row = {Col.SCHEMA_VARIANT.value: _CONSOLE_VARIANT, Col.FRAMEWORK.value: "trt"}
-    put(row, Col.MODEL, backend.get("Model"))
+    put(row, Col.MODEL, backend.get("Model") or args.get("model") or args.get("m"))
     quant, dtype = backend.get("Quantization"), backend.get("Dtype")
     put(row, Col.PRECISION, _precision(quant, dtype))
     if backend.get("KV Cache Dtype") not in (None, "None"):
@@ -268,6 +312,10 @@ def _console_row(src: SourceFile, report: dict[str, dict[str, str]], preamble: s
         if value is not None:
             sizes[col] = int(value)
             put(row, col, int(value))
+    for flag, col in (("tp", Col.TP), ("pp", Col.PP), ("ep", Col.EP)):
+        if col not in sizes and args.get(flag, "").isdigit():  # from the command line
+            sizes[col] = int(args[flag])
+            put(row, col, sizes[col])
     if Col.TP in sizes:
         put(row, Col.NUM_GPUS, sizes[Col.TP] * sizes.get(Col.PP, 1))
     batch_value = _num(world, "Max Runtime Batch Size", rel)
@@ -277,15 +325,17 @@ def _console_row(src: SourceFile, report: dict[str, dict[str, str]], preamble: s
     # 0.17+ prints the request count under REQUEST DETAILS, 0.16 under PERFORMANCE OVERVIEW.
     counts = requests or perf
     ok = _num(counts, "Number of requests", rel)
-    if ok is None or ok <= 0:
+    if ok is not None and ok <= 0:
         raise ParseError(
             rel,
             "Number of requests",
-            f"{what}: {'no request count' if ok is None else f'{int(ok)} requests completed'}, "
-            "so there is no point to ingest",
+            f"{what}: {int(ok)} requests completed, so there is no point to ingest",
         )
-    put(row, Col.NUM_REQUESTS_SUCCESSFUL, int(ok))
-    put(row, Col.NUM_REQUESTS_TOTAL, int(ok))
+    if ok is None:
+        warn(row, "the report excerpt has no request count")
+    else:
+        put(row, Col.NUM_REQUESTS_SUCCESSFUL, int(ok))
+        put(row, Col.NUM_REQUESTS_TOTAL, int(ok))
     measured = _num(counts, "Number of concurrent requests", rel)
     if measured is not None:
         meta["avg_num_concurrent_requests"] = measured
@@ -334,8 +384,11 @@ def _console_row(src: SourceFile, report: dict[str, dict[str, str]], preamble: s
                 row[f"{name}_{lat}"] = value / 1000.0
     if row.get(Col.MEAN_TTFT.value) is None:
         warn(row, "the report has no TTFT or TPOT (a run without --streaming, or <= 0.16)")
-    mode = _PREPARING.search(preamble.encode())
-    _load(row, meta, latency=mode is not None and mode[1] == b"latency", batch=batch)
+    concurrency = args.get("concurrency", "")
+    if concurrency.isdigit() and int(concurrency) > 0:  # `--concurrency N` on the command line
+        put(row, Col.CONC, int(concurrency))
+    else:
+        _load(row, meta, latency=report_.mode == "latency", batch=batch)
     put(row, Col.METADATA, {k: v for k, v in meta.items() if v is not None})
     return row
 
@@ -358,7 +411,7 @@ class TrtllmBenchReader:
             return ReadResult(points=[_json_row(src, doc)])
         text = src.text()
         reports = _sections(text)
-        if not reports or not any("PERFORMANCE OVERVIEW" in r for r in reports):
+        if not any("PERFORMANCE OVERVIEW" in r.sections for r in reports):
             version = _VERSION_LINE.search(text)
             raise ParseError(
                 src.rel,
@@ -366,8 +419,7 @@ class TrtllmBenchReader:
                 f"{HARNESS} {version['v'] if version else '(version not printed)'} console log: "
                 "no PERFORMANCE OVERVIEW section (the run stopped before it reported)",
             )
-        preamble = text[: text.find("=====")] if "=====" in text else text
-        points = [_console_row(src, r, preamble) for r in reports if "PERFORMANCE OVERVIEW" in r]
+        points = [_console_row(src, r) for r in reports if "PERFORMANCE OVERVIEW" in r.sections]
         return ReadResult(points=points)
 
 

@@ -119,3 +119,122 @@ def test_a_report_without_a_completed_request_is_named() -> None:
         READER.read(_src("in128_out40_bs1.json"), doc)
     assert err.value.field == "request_info.num_requests"
     assert err.value.reason.startswith("trtllm-bench 1.2.0 report: 0 requests completed")
+
+
+# The sample console report NVIDIA publishes for trtllm-bench 0.21 (PyTorch flow, --streaming),
+# quoted with the command above it from "LLM Inference Benchmarking: Performance Tuning with
+# TensorRT-LLM" (https://developer.nvidia.com/blog/llm-inference-benchmarking-performance-tuning-with-tensorrt-llm/);
+# not a repository file, so it stays in this test rather than under fixtures/wild.
+NVIDIA_SAMPLE_0_21 = """\
+trtllm-bench throughput \\
+  --model meta-llama/Llama-3.1-8B-Instruct \\
+  --dataset dataset.jsonl \\
+   --tp 1 \\
+   --backend pytorch \\
+   --report_json results.json
+   --streaming \\
+   --concurrency $CONCURRENCY
+
+===========================================================
+= PYTORCH BACKEND
+===========================================================
+Model:                  meta-llama/Llama-3.1-8B-Instruct
+Model Path:             None
+TensorRT-LLM Version:   0.21.0rc0
+Dtype:                  bfloat16
+KV Cache Dtype:         None
+Quantization:           None
+
+===========================================================
+= REQUEST DETAILS
+===========================================================
+Number of requests:             100
+Number of concurrent requests:  94.6050
+Average Input Length (tokens):  128.0000
+Average Output Length (tokens): 128.0000
+===========================================================
+= WORLD + RUNTIME INFORMATION
+===========================================================
+TP Size:                1
+PP Size:                1
+EP Size:                None
+Max Runtime Batch Size: 3840
+Max Runtime Tokens:     7680
+Scheduling Policy:      GUARANTEED_NO_EVICT
+KV Memory Percentage:   90.00%
+Issue Rate (req/sec):   1.0526E+15
+
+===========================================================
+= PERFORMANCE OVERVIEW
+===========================================================
+Request Throughput (req/sec):                     86.5373
+Total Output Throughput (tokens/sec):             11076.7700
+Total Token Throughput (tokens/sec):              22153.5399
+Total Latency (ms):                               1155.5715
+Average request latency (ms):                     1093.2284
+Per User Output Throughput [w/ ctx] (tps/user):   117.1544
+Per GPU Output Throughput (tps/gpu):              11076.7700
+Average time-to-first-token [TTFT] (ms):   162.6706
+Average time-per-output-token [TPOT] (ms): 7.3272
+Per User Output Speed (tps/user):          137.1475
+
+-- Per-Request Time-per-Output-Token [TPOT] Breakdown (ms)
+
+[TPOT] MINIMUM: 6.6450
+[TPOT] MAXIMUM: 8.1306
+[TPOT] AVERAGE: 7.3272
+[TPOT] P50    : 7.6079
+[TPOT] P90    : 8.1246
+[TPOT] P95    : 8.1289
+[TPOT] P99    : 8.1306
+
+-- Per-Request Time-to-First-Token [TTFT] Breakdown (ms)
+
+[TTFT] MINIMUM: 93.9210
+[TTFT] MAXIMUM: 232.4339
+[TTFT] AVERAGE: 162.6706
+[TTFT] P50    : 159.7857
+[TTFT] P90    : 220.0530
+[TTFT] P95    : 226.9148
+[TTFT] P99    : 232.4339
+
+-- Request Latency Breakdown (ms) -----------------------
+
+[Latency] P50    : 1091.7905
+[Latency] P90    : 1130.7200
+[Latency] P95    : 1133.0074
+[Latency] P99    : 1137.6817
+[Latency] MINIMUM: 1050.1519
+[Latency] MAXIMUM: 1137.6817
+[Latency] AVERAGE: 1093.2284
+"""
+
+
+def test_the_0_21_console_layout_with_streaming_breakdowns() -> None:
+    src = _src("nvidia_sample.log", NVIDIA_SAMPLE_0_21.encode())
+    assert READER.sniff(src, parse_json(src))
+    (row,) = READER.read(src, None).points
+    assert row[Col.MODEL.value] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert (row[Col.TP.value], row[Col.PP.value], row[Col.NUM_GPUS.value]) == (1, 1, 1)
+    assert Col.EP.value not in row  # `EP Size: None`
+    assert row[Col.PRECISION.value] == "bf16"
+    # REQUEST DETAILS (0.17+) holds the count and lengths
+    assert (row[Col.NUM_REQUESTS_SUCCESSFUL.value], row[Col.ISL.value]) == (100, 128)
+    assert row[Col.OUTPUT_TPUT.value] == pytest.approx(11076.77)
+    assert row[Col.INPUT_TPUT.value] == pytest.approx(22153.5399 - 11076.77)
+    assert row[Col.MEAN_TTFT.value] == pytest.approx(0.1626706)
+    assert row[Col.MEDIAN_TTFT.value] == pytest.approx(0.1597857)  # [TTFT] P50 : 159.7857
+    assert row[Col.P99_TTFT.value] == pytest.approx(0.2324339)
+    assert row[Col.MEDIAN_TPOT.value] == pytest.approx(0.0076079)  # [TPOT] P50 : 7.6079
+    assert row[Col.P99_E2EL.value] == pytest.approx(1.1376817)
+    meta = row[Col.METADATA.value]
+    assert (meta["harness_version"], meta["backend"]) == ("0.21.0rc0", "Pytorch")
+    assert meta["avg_num_concurrent_requests"] == pytest.approx(94.605)
+    # `--concurrency $CONCURRENCY` is no number: the load falls back to request_rate inf
+    assert row[Col.REQUEST_RATE.value] == math.inf and Col.CONC.value not in row
+
+
+def test_a_concurrency_on_the_command_line_is_the_load() -> None:
+    text = NVIDIA_SAMPLE_0_21.replace("$CONCURRENCY", "128")
+    (row,) = READER.read(_src("nvidia_sample.log", text.encode()), None).points
+    assert row[Col.CONC.value] == 128 and Col.REQUEST_RATE.value not in row
