@@ -11,7 +11,8 @@ the run), `requests_per_second` (2024: `requests_per_minute`), `num_requests`,
 `num_completed_requests`, `num_error_requests`, `error_codes_frequency`, `stats{ttft, tpot,
 e2e_latency, output_latency, num_input_tokens, num_output_tokens, ...}` each with
 `min/max/mean/stddev/sum/p25/p50/p75/p90/p95/p99`) and `individual_request_metrics` (per request,
-not needed: the aggregate has every statistic). Each run file is one point.
+not needed: the aggregate has every statistic). Each run file is one point; the Excel summary
+and the plots genai-bench writes beside them are joined as auxiliary files.
 
 Quirks: latencies are in seconds unless the run file's `_time_unit` (2025+) or the metadata's
 `metrics_time_unit` says `ms`. `error_rate` is written as 0 even when requests failed, so the
@@ -38,6 +39,8 @@ from ingest.schema import Col
 HARNESS = "genai-bench"
 _METADATA = "experiment_metadata.json"
 _RUN = re.compile(r"^.+_(?:num_concurrency|concurrency|batch_size)_(?P<n>\d+)_time_\d+s\.json$")
+# What genai-bench writes beside the run files: the Excel summary and the plots.
+_SIDE_FILES = re.compile(r"(?:_summary\.xlsx|^(?:interim_|traffic_scenario_).+\.png)$")
 _SCENARIO = re.compile(
     r"^(?P<kind>[DNU])\((?P<a>\d+(?:\.\d+)?),(?P<b>\d+(?:\.\d+)?)\)"
     r"(?:/\((?P<c>\d+(?:\.\d+)?),(?P<d>\d+(?:\.\d+)?)\))?$"
@@ -217,6 +220,8 @@ class GenaiBenchReader:
             except ParseError as exc:
                 failed.append((src, exc))
         meta_rels = [meta_src.rel] if meta_src else []
+        # genai-bench's own summary workbook and plots travel with the runs: joined, not refused.
+        meta_rels += sorted(f.rel for f in files if meta_src and _SIDE_FILES.search(f.name))
         if points:
             # The first consumed file names the points' source: the experiment's metadata.
             consumed = [*meta_rels, *(s.rel for s in runs)]

@@ -112,3 +112,22 @@ def test_a_folder_whose_runs_all_failed_is_named(tmp_path: Path) -> None:
             "genai-bench 0.0.2 run: all 65 requests failed (HTTP 503); no point",
         )
     ]
+
+
+def test_the_summary_workbook_and_plots_are_joined_not_refused(tmp_path: Path) -> None:
+    # genai-bench writes `<folder>_summary.xlsx` and `traffic_scenario_*.png` / `interim_*.png`
+    # beside the runs (the real folder has them; their bytes are stand-ins here).
+    folder = tmp_path / "with_plots"
+    shutil.copytree(QWEN, folder)
+    (folder / "baseten_training_benchmark_summary.xlsx").write_bytes(b"PK\x03\x04 workbook")
+    (folder / "traffic_scenario_TTFT vs Output Throughput of Server.png").write_bytes(b"\x89PNG")
+    (folder / "interim_N2000_200_200_20_output_speed_vs_throughput.png").write_bytes(b"\x89PNG")
+    st = Store(tmp_path / "store")
+    rep = ingest_paths([folder], st, run_id="gb")
+    assert rep.rejected == []
+    joined = {o.path for o in rep.auxiliary}
+    assert {
+        "baseten_training_benchmark_summary.xlsx",
+        "traffic_scenario_TTFT vs Output Throughput of Server.png",
+        "interim_N2000_200_200_20_output_speed_vs_throughput.png",
+    } <= {Path(p).name for p in joined}
