@@ -131,3 +131,14 @@ def test_the_summary_workbook_and_plots_are_joined_not_refused(tmp_path: Path) -
         "traffic_scenario_TTFT vs Output Throughput of Server.png",
         "interim_N2000_200_200_20_output_speed_vs_throughput.png",
     } <= {Path(p).name for p in joined}
+
+
+def test_a_folder_without_run_files_is_named(tmp_path: Path) -> None:
+    folder = tmp_path / "unfinished"
+    folder.mkdir()
+    shutil.copy(QWEN / "experiment_metadata.json", folder)
+    st = Store(tmp_path / "store")
+    rep = ingest_paths([folder], st, run_id="gb")
+    ((path, reason, reader),) = [(r.path, r.reason, r.reader) for r in rep.rejected]
+    assert (path, reader) == ("experiment_metadata.json", "genai_bench")
+    assert reason.startswith("genai-bench experiment folder without a run file")
