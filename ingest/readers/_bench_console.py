@@ -55,7 +55,7 @@ _PLAIN = {
     "Request throughput (req/s)": Col.REQUEST_THROUGHPUT,
     "Output token throughput (tok/s)": Col.OUTPUT_TPUT,
     "Total token throughput (tok/s)": Col.TOTAL_TPUT,
-    "Total Token throughput (tok/s)": Col.TOTAL_TPUT,  # vLLM <= 0.6
+    "Total Token throughput (tok/s)": Col.TOTAL_TPUT,  # vLLM before late 2025
     "Total throughput (tok/s)": Col.TOTAL_TPUT,  # SGLang 2024
     "Input token throughput (tok/s)": Col.INPUT_TPUT,  # SGLang
     "Total input tokens": Col.TOTAL_INPUT_TOKENS,
@@ -71,6 +71,9 @@ _TEXT_LABELS = frozenset(
         "Maximum request concurrency",
         "Request rate configured (RPS)",
     }
+)
+_LOAD_ABOVE = re.compile(
+    r"^(?P<what>Traffic request rate|Maximum request concurrency): (?P<v>\S+)\s*$"
 )
 _TEXT_LINE = re.compile(
     r"^\s*(?P<label>Backend|Architecture|Traffic request rate|Max(?:imum)? request concurrency"
@@ -138,6 +141,11 @@ def parse_console(text: str, rel: str) -> list[Block]:
             while command[-1].rstrip().endswith("\\") and lineno - 1 + len(command) < len(lines):
                 command.append(lines[lineno - 1 + len(command)])
             args = _command(command)
+        elif current is None and (m := _LOAD_ABOVE.match(line)):
+            # vLLM to mid 2025 prints the load above the block (`None`: no limit)
+            args["request_rate" if m["what"] == "Traffic request rate" else "max_concurrency"] = m[
+                "v"
+            ]
         elif line.strip() == BANNER:
             current = Block(rel, lineno, dict(args))
             blocks.append(current)

@@ -12,7 +12,8 @@ too (a log is often all a run leaves): it adds `Backend:` (the server kind: sgla
 ...), `Traffic request rate:` (a number or inf), `Max request concurrency:` (a number or `not
 set`), `Input token throughput`, `Total generated tokens (retokenized)`, `Concurrency:` (the
 measured mean in flight) and `Mean/Median/P90/P99 E2E Latency (ms)`; 2024 releases print `Total
-throughput (tok/s)` and no concurrency line. vLLM up to 0.6 prints `Total Token throughput`. A
+throughput (tok/s)` and no concurrency line. vLLM's `benchmark_serving.py` to mid 2025 prints `Total Token throughput` and the load
+(`Traffic request rate:`, `Maximum request concurrency:`) above the block, not in it. A
 block without a concurrency limit is a request-rate point (`request_rate`, inf when every request
 was sent at once). Points name their harness in `metadata` (`harness`: `vllm bench serve` or
 `sglang.bench_serving`, `harness_version` when the log prints it) and SGLang blocks carry

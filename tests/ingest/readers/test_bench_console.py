@@ -126,3 +126,16 @@ def test_text_valued_lines_are_kept_as_words() -> None:
         "Max request concurrency": "not set",
     }
     assert block.values == {"Successful requests": 100.0} and block.sglang
+
+
+def test_the_load_printed_above_a_block_is_read_without_a_namespace() -> None:
+    # vLLM's benchmark_serving.py (to mid 2025) prints `Traffic request rate: 10.0` and
+    # `Maximum request concurrency: None` above the block; drop the Namespace and command lines.
+    text = "\n".join(
+        line
+        for line in (VLLM / "README.md").read_text().splitlines()
+        if "Namespace(" not in line and "benchmark_serving.py" not in line
+    )
+    blocks = parse_console(text, "README.md")
+    assert [b.args.get("request_rate") for b in blocks] == ["10.0", "30.0", "inf"]
+    assert [b.args.get("max_concurrency") for b in blocks] == ["None", "None", "None"]
