@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest.artifacts import Unit
 from ingest.errors import ParseError, SchemaError
 from ingest.readers.base import JsonDocs, ReadResult, SourceFile
 from ingest.readers.registry import file_readers, unit_readers
 from ingest.report import Ignored, IngestReport, Reject
+from ingest.sources.artifacts import Unit
 
 Row = dict[str, Any]
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers import server_metrics
 from ingest.readers._aiperf_export import (
@@ -40,7 +41,6 @@ from ingest.readers.vllm_command import (
     split_command,
     topology_columns,
 )
-from ingest.schema import Col
 
 _SPEC_COLUMNS = {
     Col.SPEC_DRAFTS,

@@ -19,6 +19,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError, SchemaError
 from ingest.readers._common import Fields, put, warn
 from ingest.readers._names import NameFacts, parse_name
@@ -34,7 +35,6 @@ from ingest.readers._serving_metrics import (
     _throughput_ms,
 )
 from ingest.readers.base import JsonDocs, ReadResult, Row, RowReject, SourceFile
-from ingest.schema import Col
 
 _NO_GPUS = (
     "GPU count unknown: the JSON carries no topology and the file name has neither an InferenceX "

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers import prometheus
 from ingest.readers._bench_console import (
@@ -42,7 +43,6 @@ from ingest.readers.vllm_command import (
     serve_flags,
     topology_columns,
 )
-from ingest.schema import Col
 
 
 def _server_config(files: list[SourceFile]) -> tuple[Row, list[str], set[str]]:

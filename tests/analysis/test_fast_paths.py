@@ -21,17 +21,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal, assert_series_equal
 
-import analysis.cliff as cliff_mod
-import analysis.codes as codes_mod
-import analysis.pareto as pareto_mod
-import analysis.prune as prune_mod
-from analysis.cliff import CliffParams, _windows_numpy, _windows_polars, cliff_frame
-from analysis.dominance import dense, order_by, ranked
-from analysis.prune import Analysis, analyze_points
-from analysis.reasons import _distinct
-from analysis.slo import parse_slo
+import analysis.frontier.cliff as cliff_mod
+import analysis.frontier.codes as codes_mod
+import analysis.frontier.pareto as pareto_mod
+import analysis.frontier.prune as prune_mod
+from analysis.frontier.cliff import CliffParams, _windows_numpy, _windows_polars, cliff_frame
+from analysis.frontier.dominance import dense, order_by, ranked
+from analysis.frontier.prune import Analysis, analyze_points
+from analysis.frontier.reasons import _distinct
+from analysis.frontier.slo import parse_slo
 from benchmarks.synth import SynthSpec, synth_points
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 
 def _numpy_dense(values: np.ndarray) -> np.ndarray:

@@ -14,12 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from analysis import CliffParams, Verdict, analyze_points
-from analysis.cliff import _windows_numpy, _windows_polars, cliff_frame
-from analysis.codes import dense_codes, gather, key_ranks, nulls_last_key
-from analysis.dominance import nondominated_sorted, order_by
-from analysis.prune import DEFAULT_MAX_DOMINATED_BY, invalid_mask, invalid_reasons
-from ingest.schema import Col, better
+from analysis.frontier.cliff import CliffParams, _windows_numpy, _windows_polars, cliff_frame
+from analysis.frontier.codes import dense_codes, gather, key_ranks, nulls_last_key
+from analysis.frontier.dominance import nondominated_sorted, order_by
+from analysis.frontier.prune import (
+    DEFAULT_MAX_DOMINATED_BY,
+    Verdict,
+    analyze_points,
+    invalid_mask,
+    invalid_reasons,
+)
+from ingest.contract.col import Col
+from ingest.contract.schema import better
 from tests.analysis.pointdata import frame, row
 
 X, Y = Col.MEDIAN_INTVTY, Col.TPUT_PER_GPU

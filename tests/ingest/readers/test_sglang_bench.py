@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
 from ingest.readers.base import JsonDocs
 from ingest.readers.bench_serving import BenchServingReader
 from ingest.readers.sglang_bench import SglangBenchServingReader
-from ingest.schema import Col
 from ingest.store import Store
 from tests.ingest.readers._support import (
     FIXTURES,
