@@ -10,10 +10,10 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import parse_float, spec_row
 from ingest.readers.base import Row
-from ingest.schema import Col
 
 BANNER = "============ Serving Benchmark Result ============"
 BANNER_BYTES = BANNER.encode()

@@ -31,10 +31,10 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._common import Fields, put, warn
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
-from ingest.schema import Col
 
 HARNESS = "genai-bench"
 _METADATA = "experiment_metadata.json"

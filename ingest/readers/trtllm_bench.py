@@ -40,11 +40,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._common import Fields, put, warn
 from ingest.readers._metrics_common import parse_float
 from ingest.readers.base import ReadResult, Row, SourceFile
-from ingest.schema import Col
 
 HARNESS = "trtllm-bench"
 _JSON_VARIANT = "trtllm_bench_json"

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
 from ingest.readers.vllm_capture import parse_console
-from ingest.schema import Col
 from ingest.store import Store
 
 WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild" / "bench_console"

@@ -16,8 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ingest.errors import ParseError
-from ingest.pipeline import ingest_paths, parse_json
+from ingest.pipeline import ingest_paths
 from ingest.readers.base import SourceFile
+from ingest.reading import parse_json
 from ingest.store import Store
 
 WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild"

@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
-from ingest.pipeline import ingest_paths, parse_json
+from ingest.pipeline import ingest_paths
 from ingest.readers.base import SourceFile
 from ingest.readers.trtllm_bench import TrtllmBenchReader
-from ingest.schema import Col
+from ingest.reading import parse_json
 from ingest.store import Store
 
 WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild" / "trtllm_bench"
