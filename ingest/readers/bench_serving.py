@@ -307,6 +307,17 @@ def _is_result(doc: Any) -> bool:
         and "completed" in doc
         and ("max_concurrency" in doc or "request_rate" in doc)
         and _has_latency(doc, _LAT_MS)
+        and not _is_sglang_line(doc)
+    )
+
+
+def _is_sglang_line(doc: dict[str, Any]) -> bool:
+    """SGLang's bench_serving line (`*_e2e_latency_ms`, `total_output_tokens_retokenized`, no
+    vLLM `*_e2el_ms`): `ingest.readers.sglang_bench` reads it, so this reader must not claim it."""
+    if any(key.endswith("_e2el_ms") for key in doc):
+        return False
+    return "total_output_tokens_retokenized" in doc or any(
+        key.endswith("_e2e_latency_ms") for key in doc
     )
 
 

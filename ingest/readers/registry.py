@@ -24,6 +24,9 @@ UNIT_MODULES: tuple[str, ...] = (
     "ingest.readers.inference_perf",
     "ingest.readers.llmperf",
     # -- end harnesses part A --
+    # ---- issue 24, part B: genai-bench ----
+    "ingest.readers.genai_bench",
+    # ---- end issue 24, part B ----
 )
 
 # File readers, most specific first.
@@ -45,6 +48,10 @@ FILE_MODULES: tuple[str, ...] = (
     "ingest.readers.vllm_command",
     "ingest.readers.server_log",
     "ingest.readers.multiturn",
+    # ---- issue 24, part B: trtllm-bench, genai-bench ----
+    "ingest.readers.trtllm_bench",
+    "ingest.readers.mlperf",
+    # ---- end issue 24, part B ----
     "ingest.readers.auxiliary",
 )
 
