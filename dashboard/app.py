@@ -32,9 +32,8 @@ from dash import Dash, Input, Output, State, html
 from dashboard import components as c
 from dashboard import compress, export, static_page, urls
 from dashboard.cache import LRU
-from dashboard.context import AppContext
+from dashboard.context import AppContext, app_context
 from dashboard.data import DataSource
-from dashboard.fetch import Fetcher
 from dashboard.ids import Id
 from dashboard.pages import compare, embed, history, index, jobs, missing, points, run
 from dashboard.settings import AppSettings, LocalSettings, allowed_hosts
@@ -336,7 +335,7 @@ def create_app(
     st = store if isinstance(store, Store) else Store(Path(store))
     settings = settings or LocalSettings(store=st.root)
     source = DataSource(st, golden_dir)
-    ctx = AppContext(source=source, settings=settings, fetcher=Fetcher(st, settings))
+    ctx = app_context(source, settings)
     dash_app = _Dash(
         __name__,
         assets_folder=str(ASSETS),

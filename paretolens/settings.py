@@ -37,6 +37,11 @@ class Settings(BaseSettings):
     # The address the server binds is added when it is one address (not 0.0.0.0 or ::); "*"
     # answers any Host (behind a proxy that checks it).
     allowed_hosts: str = "localhost,127.0.0.1,::1"
+    # What the server processes of one deployment share: the wrong-token counts and the
+    # progress of fetches from the web. `serve --workers N` makes one for its processes when
+    # none is given; servers on several machines behind one proxy share one here (on a disk
+    # they all mount) or send each client to one server (docs/deployment.md).
+    state_dir: Path | None = None
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -1,10 +1,16 @@
-"""`paretolens serve`: the web app on waitress (the production WSGI server) or Dash's dev server."""
+"""`paretolens serve`: the web app on waitress (the production WSGI server, one process), on
+gunicorn with `--workers N` (N processes, on Linux and other POSIX systems), or on Dash's dev
+server."""
 
 from __future__ import annotations
 
 import errno
+import os
+import signal
 import socket
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +21,7 @@ from dashboard.state import RunView
 from ingest.schema import Col
 from ingest.store import Store
 from paretolens.commands.common import open_store
-from paretolens.settings import GOLDEN_AL_DIR, load_settings
+from paretolens.settings import GOLDEN_AL_DIR, Settings, load_settings
 
 
 def sample_view(store: Store) -> RunView | None:
@@ -70,7 +76,18 @@ def serve(
             help="waitress, the production WSGI server (default), or Dash's dev server",
         ),
     ] = True,
-    threads: Annotated[int, typer.Option("--threads", help="waitress worker threads")] = 8,
+    threads: Annotated[
+        int, typer.Option("--threads", help="worker threads (of each process with --workers)")
+    ] = 8,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="server processes: 1 is waitress; more run gunicorn (Linux and other POSIX "
+            "systems), each process with --threads threads",
+        ),
+    ] = 1,
 ) -> None:
     """Serve the web app and print the URL of a sample run page."""
     from dashboard import urls
@@ -78,6 +95,13 @@ def serve(
     from runner.service import is_loopback
 
     settings = load_settings(host=host, port=port, store=store)
+    if workers > 1 and (not wsgi or sys.platform == "win32"):
+        why = "with --dev" if not wsgi else "on Windows (gunicorn needs a POSIX system)"
+        print(
+            f"paretolens: --workers {workers} cannot run {why}: leave --workers at 1",
+            file=sys.stderr,
+        )
+        raise typer.Exit(2)
     problem = listen_problem(settings.host, settings.port)
     if problem is not None:
         print(
@@ -101,6 +125,8 @@ def serve(
             file=err,
         )
     err.flush()
+    if workers > 1:
+        raise typer.Exit(run_gunicorn(settings, st.root, workers=workers, threads=threads))
     if wsgi:
         from waitress import serve as waitress_serve
 
@@ -109,6 +135,57 @@ def serve(
         )
     else:
         app.run(host=settings.host, port=settings.port, debug=False)
+
+
+def gunicorn_command(host: str, port: int, workers: int, threads: int) -> list[str]:
+    """The gunicorn command line of `serve --workers`: threaded workers over
+    `paretolens.wsgi:server`, each process building its own app (no preloading: a process forked
+    after polars has started its thread pool can deadlock)."""
+    bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--bind",
+        bind,
+        "--workers",
+        str(workers),
+        "--worker-class",
+        "gthread",
+        "--threads",
+        str(threads),
+        # A page never takes this long; a worker that does is stuck and gunicorn replaces it.
+        "--timeout",
+        "120",
+        "--graceful-timeout",
+        "10",
+        "paretolens.wsgi:server",
+    ]
+
+
+def run_gunicorn(settings: Settings, store: Path, *, workers: int, threads: int) -> int:
+    """Run gunicorn's master in a fresh process until it stops (a signal to this process is
+    passed on) and return its exit code. The workers read their settings from the environment
+    (`paretolens.wsgi`) and share the state directory: the settings' one, or a temporary one
+    removed when the server stops."""
+    with tempfile.TemporaryDirectory(prefix="paretolens-state-") as tmp:
+        env = dict(os.environ)
+        env.update(
+            PARETOLENS_STORE=str(Path(store).resolve()),
+            PARETOLENS_HOST=settings.host,
+            PARETOLENS_PORT=str(settings.port),
+            PARETOLENS_STATE_DIR=str(settings.state_dir or tmp),
+        )
+        proc = subprocess.Popen(
+            gunicorn_command(settings.host, settings.port, workers, threads), env=env
+        )
+
+        def forward(signum: int, _frame: object) -> None:
+            proc.send_signal(signum)
+
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, forward)
+        return proc.wait()
 
 
 def register(app: typer.Typer) -> None:
