@@ -133,9 +133,7 @@ class Throttle:
         key = client or "?"
         now = float(self.clock())
         token = as_token(supplied)
-        wrong = not (
-            supplied is None or settings.token is None or token_matches(settings, token)
-        )
+        wrong = not (supplied is None or settings.token is None or token_matches(settings, token))
         with self._transaction() as db:
             row = db.execute("SELECT count, last FROM misses WHERE client = ?", (key,)).fetchone()
             if row is not None and now - row[1] > FORGET_AFTER_S:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
@@ -29,7 +29,9 @@ from paretolens.settings import SAMPLES_DIR, load_settings
 StoreOpt = Annotated[
     Path | None,
     typer.Option(
-        "--store", help="store directory (default: PARETOLENS_STORE or the bundled store)"
+        "--store",
+        help="store directory (default: PARETOLENS_STORE, else `store` in the user's data "
+        "directory)",
     ),
 ]
 RunOpt = Annotated[list[str] | None, typer.Option("--run", help="run id (repeat for several runs)")]
@@ -95,26 +97,32 @@ def runs_of(positional: Sequence[str] | None, option: Sequence[str] | None) -> l
 
 
 def open_store(store: Path | None) -> Store:
-    """The store to use, seeding the bundled default store with the samples on first use."""
-    settings = load_settings()
-    root = store or settings.store
-    st = Store(root)
-    if store is None and Path(root) == settings.store and not st.runs_path.exists():
-        seed_samples(st)
-    return st
+    """The store to use: `store`, else PARETOLENS_STORE, else the one in the user's data
+    directory (`paretolens.settings.default_store`). `paretolens demo` loads the sample runs."""
+    return Store(store or load_settings().store)
 
 
-def seed_samples(st: Store) -> IngestReport:
-    """Ingest every bundled sample run (one directory per run under data/samples; its hidden
-    `.run.json` holds the run's catalog fields)."""
-    report = IngestReport()
+def sample_runs() -> dict[str, Path]:
+    """The bundled sample runs: run id -> directory (one directory per run under
+    `data/samples`; its hidden `.run.json` holds the run's catalog fields)."""
     run_dirs = (
         sorted(p for p in SAMPLES_DIR.iterdir() if p.is_dir()) if SAMPLES_DIR.exists() else []
     )
-    for run_dir in run_dirs:
-        meta_path = run_dir / ".run.json"
-        meta: dict[str, Any] = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-        r = ingest_paths([run_dir], st, run_id=meta.get(RunCol.RUN_ID, run_dir.name), run_meta=meta)
+    return {str(_run_meta(d).get(RunCol.RUN_ID, d.name)): d for d in run_dirs}
+
+
+def _run_meta(run_dir: Path) -> dict[str, Any]:
+    meta_path = run_dir / ".run.json"
+    return json.loads(meta_path.read_text()) if meta_path.exists() else {}
+
+
+def seed_samples(st: Store, skip: Collection[str] = ()) -> IngestReport:
+    """Ingest the bundled sample runs into `st`, but those in `skip` (`sample_runs`)."""
+    report = IngestReport()
+    for run_id, run_dir in sample_runs().items():
+        if run_id in skip:
+            continue
+        r = ingest_paths([run_dir], st, run_id=run_id, run_meta=_run_meta(run_dir))
         report.runs.extend(r.runs)
         report.accepted += r.accepted
         report.duplicates += r.duplicates

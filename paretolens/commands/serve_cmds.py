@@ -20,7 +20,7 @@ import typer
 from dashboard.state import RunView
 from ingest.schema import Col
 from ingest.store import Store
-from paretolens.commands.common import open_store
+from paretolens.commands.common import StoreOpt, open_store, sample_runs, seed_samples
 from paretolens.settings import GOLDEN_AL_DIR, Settings, load_settings
 
 
@@ -62,9 +62,7 @@ def listen_problem(host: str, port: int) -> str | None:
 
 
 def serve(
-    store: Annotated[
-        Path | None, typer.Option("--store", help="store directory (default: the bundled store)")
-    ] = None,
+    store: StoreOpt = None,
     host: Annotated[
         str | None, typer.Option("--host", help="listen address (default 127.0.0.1)")
     ] = None,
@@ -118,6 +116,8 @@ def serve(
     sample = sample_view(st)
     if sample:
         print(f"open a sample run: {base}{urls.run(sample)}", file=err)
+    else:
+        print(empty_store_offer(st.root, store is not None), file=err)
     if not is_loopback(settings.host) and settings.token is None:
         print(
             f"warning: listening on {settings.host}, beyond localhost, without PARETOLENS_TOKEN: "
@@ -135,6 +135,42 @@ def serve(
         )
     else:
         app.run(host=settings.host, port=settings.port, debug=False)
+
+
+def empty_store_offer(root: Path, explicit: bool) -> str:
+    """What `serve` says of a store without runs: how to load the bundled samples or a sweep."""
+    where = f" --store {root}" if explicit else ""
+    return (
+        f"the store {root} has no runs yet: `paretolens demo{where}` loads the "
+        f"{len(sample_runs())} bundled sample runs, `paretolens ingest DIR{where}` a sweep of yours"
+    )
+
+
+def demo(
+    store: StoreOpt = None,
+    if_empty: Annotated[
+        bool,
+        typer.Option("--if-empty", help="only into a store without runs (as scripts/serve.sh)"),
+    ] = False,
+) -> None:
+    """Load the bundled sample runs into the store (those it does not have), to try the app."""
+    st = open_store(store)
+    have = set(st.run_ids())
+    if if_empty and have:
+        return
+    report = seed_samples(st, skip=have)
+    loaded = [r for r in sample_runs() if r not in have]
+    err = sys.stderr
+    if loaded:
+        print(
+            f"paretolens: loaded {len(loaded)} sample runs ({report.accepted} points) into "
+            f"{st.root}: {', '.join(loaded)}",
+            file=err,
+        )
+    else:
+        print(f"paretolens: {st.root} has every sample run already", file=err)
+    where = f" --store {st.root}" if store is not None else ""
+    print(f"serve them: paretolens serve{where}", file=err)
 
 
 def gunicorn_command(host: str, port: int, workers: int, threads: int) -> list[str]:
@@ -189,5 +225,6 @@ def run_gunicorn(settings: Settings, store: Path, *, workers: int, threads: int)
 
 
 def register(app: typer.Typer) -> None:
-    """Register `serve`."""
+    """Register `serve` and `demo`."""
     app.command()(serve)
+    app.command()(demo)

@@ -136,9 +136,9 @@ def test_both_processes_show_a_run_ingested_while_they_serve(
     assert all(f"Run {KIMI} not in the store" in body for _, body in before.values())
 
     # A separate process ingests the run (as a CI runner would), while both serve.
+    ingest = [str(CLI), "ingest", str(SAMPLES_DIR / KIMI), "--run-id", KIMI]
     done = subprocess.run(
-        [str(CLI), "ingest", str(SAMPLES_DIR / KIMI), "--run-id", KIMI]
-        + ["--store", str(tmp_path / "store")],
+        [*ingest, "--store", str(tmp_path / "store")],
         capture_output=True,
         text=True,
         timeout=300,
@@ -156,5 +156,7 @@ def test_both_processes_show_a_run_ingested_while_they_serve(
     bodies = {body for _, body in points.values()}
     assert [s for s, _ in points.values()] == [200, 200] and len(bodies) == 1
     rows = list(csv.DictReader(io.StringIO(bodies.pop())))
-    assert sorted(float(r["tput_per_gpu (tok/s/GPU)"]) for r in rows) == pytest.approx(KIMI_TPUT, rel=1e-12)
+    assert sorted(float(r["tput_per_gpu (tok/s/GPU)"]) for r in rows) == pytest.approx(
+        KIMI_TPUT, rel=1e-12
+    )
     assert {r["run_id"] for r in rows} == {KIMI}
