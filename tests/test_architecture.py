@@ -1,5 +1,5 @@
-"""The dependency arrows (MAY_IMPORT, the README's layout table): analysis -> ingest.schema and
-ingest.errors; runner -> ingest; dashboard -> ingest, analysis, runner; paretolens (the
+"""The dependency arrows (MAY_IMPORT, the README's layout table): analysis -> ingest.schema,
+ingest.errors and ingest.bundled (where the bundled data files are); runner -> ingest; dashboard -> ingest, analysis, runner; paretolens (the
 composition root) -> everything, and nothing imports paretolens. No import circle in any package,
 no module over MAX_LINES lines outside tests/ and benchmarks/."""
 
@@ -19,7 +19,7 @@ PACKAGES = ("ingest", "analysis", "dashboard", "runner", "paretolens")
 # layout section says the same (test_the_readme_states_the_rules).
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "ingest": frozenset(),
-    "analysis": frozenset({"ingest.schema", "ingest.errors"}),
+    "analysis": frozenset({"ingest.schema", "ingest.errors", "ingest.bundled"}),
     "runner": frozenset({"ingest"}),
     "dashboard": frozenset({"ingest", "analysis", "runner"}),
     "paretolens": frozenset({"ingest", "analysis", "runner", "dashboard"}),
