@@ -11,20 +11,26 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import polars as pl
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from analysis.render import Rendering, render
-from analysis.tables import Table
-from ingest.pipeline import IngestReport, ingest_paths
 from ingest.schema import RunCol
 from ingest.store import Store
 from paretolens.settings import SAMPLES_DIR, load_settings
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from analysis.render import Rendering
+    from analysis.tables import Table
+    from ingest.pipeline import IngestReport
+
+# The analysis package and the ingest pipeline are imported by the functions that use them: a
+# command that only reads the store (or only renders) does not pay for the others.
 
 StoreOpt = Annotated[
     Path | None,
@@ -118,6 +124,8 @@ def _run_meta(run_dir: Path) -> dict[str, Any]:
 
 def seed_samples(st: Store, skip: Collection[str] = ()) -> IngestReport:
     """Ingest the bundled sample runs into `st`, but those in `skip` (`sample_runs`)."""
+    from ingest.pipeline import IngestReport, ingest_paths
+
     report = IngestReport()
     for run_id, run_dir in sample_runs().items():
         if run_id in skip:
@@ -150,6 +158,8 @@ def write(body: str | bytes, output: Path | None = None) -> None:
 def emit(table: Table, fmt: str, how: Rendering, output: Path | None = None) -> None:
     """Render `table` as `fmt` with the one registry and write it (`write`). The terminal table
     takes the terminal's width at call time, and its colours when stdout is a terminal."""
+    from analysis.render import render
+
     if fmt == "table" and output is None:
         how = replace(how, color=sys.stdout.isatty())
     write(render(table, fmt, how), output)
@@ -159,6 +169,9 @@ def emit_frame(frame: pl.DataFrame, fmt: Fmt, columns: Sequence[str], title: str
     """An analysis command's result: the chosen `columns` in the terminal table and markdown
     (200 characters wide, floats to 2 decimals), every column in CSV and JSON (an array of rows);
     headers without units, as scripts read them."""
+    from analysis.render import Rendering
+    from analysis.tables import Table
+
     shown = columns if fmt in (Fmt.table, Fmt.markdown) else None
     how = Rendering(units=False, shape="rows", columns=shown, width=200)
     emit(Table("result", title, frame), fmt.value, how)

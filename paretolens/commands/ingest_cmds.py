@@ -13,8 +13,6 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table as RichTable
 
-from analysis.render import Rendering, keep_whole
-from analysis.tables import Table
 from ingest.dump import DumpError, ingest_dump, is_dump_dir
 from ingest.errors import SchemaError
 from ingest.pipeline import IngestReport, check_defaults, ingest_paths
@@ -22,6 +20,13 @@ from ingest.schema import Col, RejectCol, RunCol
 from ingest.store import InvalidRunId, StoreWriteError
 from paretolens.commands.common import StoreOpt, console, emit, err, fail, open_store
 from paretolens.settings import load_settings
+
+
+def _print_table(t: RichTable) -> None:
+    # The analysis package only for a table of rejects or notes (an ingest need not load it).
+    from analysis.render import keep_whole
+
+    console.print(keep_whole(t))
 
 
 def _print_report(report: IngestReport, as_json: bool) -> None:
@@ -37,17 +42,17 @@ def _print_report(report: IngestReport, as_json: bool) -> None:
         t = RichTable("rejected file", "field", "reason", title="Rejected", show_lines=False)
         for r in report.rejected:
             t.add_row(r.path, r.field, r.reason)
-        console.print(keep_whole(t))
+        _print_table(t)
     if report.notes:
         t = RichTable("file", "note", title="Notes from the readers")
         for n in report.notes:
             t.add_row(n.path, n.reason)
-        console.print(keep_whole(t))
+        _print_table(t)
     if report.ignored:
         t = RichTable("ignored file", "why", title="Ignored (recognised, nothing to store)")
         for i in report.ignored:
             t.add_row(i.path, i.reason)
-        console.print(keep_whole(t))
+        _print_table(t)
 
 
 def _exit(report: IngestReport) -> None:
@@ -169,6 +174,9 @@ def _emit(df: pl.DataFrame, fmt: str, output: Path | None) -> None:
         raise fail(f"unknown format {fmt!r}: expected table, csv, json or parquet")
     if fmt == "parquet" and output is None:
         raise fail("--format parquet needs --output FILE")
+    from analysis.render import Rendering
+    from analysis.tables import Table
+
     how = Rendering(units=False, shape="rows", digits=None)
     emit(Table("store", "", df), fmt, how, output)
 
