@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import flask
 import polars as pl
 from dash import Dash, Input, Output, State, html
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from dashboard import components as c
 from dashboard import compress, export, static_page, urls
@@ -359,6 +360,12 @@ def create_app(
         active, content = render(ctx, *target)
         return c.shell(content, active)
 
+    if settings.proxies:
+        # Behind reverse proxies: the client's address, scheme and Host from their headers.
+        n = settings.proxies
+        dash_app.server.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            dash_app.server.wsgi_app, x_for=n, x_proto=n, x_host=n
+        )
     # Bound every request body (forms, uploads, callback payloads): larger ones get 413.
     dash_app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     hosts = allowed_hosts(settings)

@@ -50,6 +50,11 @@ class Settings(BaseSettings):
     # none is given; servers on several machines behind one proxy share one here (on a disk
     # they all mount) or send each client to one server (docs/deployment.md).
     state_dir: Path | None = None
+    # How many reverse proxies stand in front of the server: their X-Forwarded-For, -Proto and
+    # -Host headers are trusted for that many hops, so the wrong-token lockout counts each
+    # client and not the proxy, and the Host check sees the name the client asked for. 0 (the
+    # default) trusts none: never set it on a server that clients reach without the proxy.
+    proxies: int = Field(default=0, ge=0)
 
 
 def load_settings(**overrides: object) -> Settings:
