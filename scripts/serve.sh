@@ -8,5 +8,6 @@ if ! command -v uv >/dev/null 2>&1; then
     python3 -m pip install --quiet uv
 fi
 uv sync --frozen --quiet
-uv run paretolens demo --store data/store --if-empty
-exec uv run paretolens serve --store data/store "$@"
+store="$(pwd)/data/store"
+uv run paretolens demo --store "$store" --if-empty
+exec uv run paretolens serve --store "$store" "$@"

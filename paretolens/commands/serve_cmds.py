@@ -169,8 +169,9 @@ def demo(
         )
     else:
         print(f"paretolens: {st.root} has every sample run already", file=err)
-    where = f" --store {st.root}" if store is not None else ""
-    print(f"serve them: paretolens serve{where}", file=err)
+    if not if_empty:  # a script serves next
+        where = f" --store {st.root}" if store is not None else ""
+        print(f"serve them: paretolens serve{where}", file=err)
 
 
 def gunicorn_command(host: str, port: int, workers: int, threads: int) -> list[str]:
