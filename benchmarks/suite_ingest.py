@@ -46,8 +46,8 @@ def startup_figure(cfg: Config) -> Figure:
         anchors=[Anchor("`python -c pass` (the interpreter's own start-up)", anchor)],
         notes=(
             "The command groups load lazily (`paretolens.cli.LazyGroup`): the listing imports "
-            "typer and rich only, none of polars, pyarrow, dash or plotly; a command imports its "
-            "own group when it runs. Every command pays this start-up before its own work."
+            "typer and none of polars, pyarrow, dash or plotly; a command imports its own group "
+            "when it runs. Every command pays this start-up before its own work."
         ),
         command=cfg.command("ingest"),
     )
