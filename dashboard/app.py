@@ -363,9 +363,7 @@ def create_app(
     if settings.proxies:
         # Behind reverse proxies: the client's address, scheme and Host from their headers.
         n = settings.proxies
-        dash_app.server.wsgi_app = ProxyFix(
-            dash_app.server.wsgi_app, x_for=n, x_proto=n, x_host=n
-        )
+        dash_app.server.wsgi_app = ProxyFix(dash_app.server.wsgi_app, x_for=n, x_proto=n, x_host=n)
     # Bound every request body (forms, uploads, callback payloads): larger ones get 413.
     dash_app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     hosts = allowed_hosts(settings)
