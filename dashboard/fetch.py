@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import shutil
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -72,6 +74,8 @@ class Fetcher:
         with self._lock:
             if self._dir is None:
                 self._dir = Path(tempfile.mkdtemp(prefix="paretolens-fetches-"))
+                # this process's own: removed with this fetcher (or at exit)
+                weakref.finalize(self, shutil.rmtree, self._dir, ignore_errors=True)
             self._dir.mkdir(parents=True, exist_ok=True)
             return self._dir
 
