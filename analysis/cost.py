@@ -30,7 +30,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ingest.bundled import HARDWARE_FILE
-from ingest.schema import SPECS, Col
+from ingest.contract.col import Col
+from ingest.contract.schema import SPECS
 
 CostClass = Literal["hyperscaler", "neocloud", "rental3y"]
 COST_CLASSES: tuple[CostClass, ...] = ("hyperscaler", "neocloud", "rental3y")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from dashboard.settings import AppSettings
-from ingest.github import GitHubClient, GitHubError, fetch_run
+from ingest.sources.github import GitHubClient, GitHubError, fetch_run
 from ingest.store import Store
 from runner.locks import hold, is_held, read_json, write_json
 

@@ -9,7 +9,6 @@ import json
 import sys
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,7 +17,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from ingest.schema import RunCol
+from ingest.contract.schema import RunCol
 from ingest.store import Store
 from paretolens.settings import SAMPLES_DIR, load_settings
 
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
 
     from analysis.render import Rendering
     from analysis.tables import Table
-    from ingest.pipeline import IngestReport
+    from ingest.report import IngestReport
 
 # The analysis package and the ingest pipeline are imported by the functions that use them: a
 # command that only reads the store (or only renders) does not pay for the others.
@@ -59,16 +58,41 @@ console = Console()
 err = Console(stderr=True)
 
 
-class Fmt(StrEnum):
-    """The formats of the analysis commands."""
+def format_names(text_only: bool) -> tuple[str, ...]:
+    """The `--format` values: the formats of `analysis.render.FORMATS` that write any table (text
+    ones only where a command prints several tables one after another)."""
+    from analysis.render import FORMATS
 
-    table = "table"
-    json = "json"
-    csv = "csv"
-    markdown = "markdown"
+    return tuple(
+        f.name for f in FORMATS.values() if f.render is not None and not (text_only and f.binary)
+    )
 
 
-FmtOpt = Annotated[Fmt, typer.Option("--format", help="table, json, csv or markdown")]
+def _format_check(text_only: bool) -> Any:
+    # Checked against the registry when the command line is parsed, so a format declared there
+    # is a choice here too.
+    def check(value: str) -> str:
+        names = format_names(text_only)
+        if value not in names:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(names)}")
+        return value
+
+    return check
+
+
+# The analysis commands' formats (text: some print two tables), and the store tables' (any).
+FmtOpt = Annotated[
+    str,
+    typer.Option(
+        "--format", callback=_format_check(True), help=", ".join(format_names(text_only=True))
+    ),
+]
+FileFmtOpt = Annotated[
+    str,
+    typer.Option(
+        "--format", callback=_format_check(False), help=", ".join(format_names(text_only=False))
+    ),
+]
 
 
 class UsageError(Exception):
@@ -124,7 +148,8 @@ def _run_meta(run_dir: Path) -> dict[str, Any]:
 
 def seed_samples(st: Store, skip: Collection[str] = ()) -> IngestReport:
     """Ingest the bundled sample runs into `st`, but those in `skip` (`sample_runs`)."""
-    from ingest.pipeline import IngestReport, ingest_paths
+    from ingest.pipeline import ingest_paths
+    from ingest.report import IngestReport
 
     report = IngestReport()
     for run_id, run_dir in sample_runs().items():
@@ -165,13 +190,13 @@ def emit(table: Table, fmt: str, how: Rendering, output: Path | None = None) -> 
     write(render(table, fmt, how), output)
 
 
-def emit_frame(frame: pl.DataFrame, fmt: Fmt, columns: Sequence[str], title: str) -> None:
+def emit_frame(frame: pl.DataFrame, fmt: str, columns: Sequence[str], title: str) -> None:
     """An analysis command's result: the chosen `columns` in the terminal table and markdown
     (200 characters wide, floats to 2 decimals), every column in CSV and JSON (an array of rows);
     headers without units, as scripts read them."""
     from analysis.render import Rendering
     from analysis.tables import Table
 
-    shown = columns if fmt in (Fmt.table, Fmt.markdown) else None
+    shown = columns if fmt in ("table", "markdown") else None
     how = Rendering(units=False, shape="rows", columns=shown, width=200)
-    emit(Table("result", title, frame), fmt.value, how)
+    emit(Table("result", title, frame), fmt, how)

@@ -17,11 +17,11 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from dashboard.state import RunView
-from ingest.schema import Col
+from ingest.contract.col import Col
 from ingest.store import Store
 from paretolens.commands.common import StoreOpt, open_store, sample_runs, seed_samples
 from paretolens.settings import GOLDEN_AL_DIR, Settings, load_settings
+from views.query.state import RunView
 
 
 def sample_view(store: Store) -> RunView | None:
@@ -88,9 +88,9 @@ def serve(
     ] = 1,
 ) -> None:
     """Serve the web app and print the URL of a sample run page."""
-    from dashboard import urls
     from dashboard.app import create_app
     from runner.service import is_loopback
+    from views import urls
 
     settings = load_settings(host=host, port=port, store=store)
     if workers > 1 and (not wsgi or sys.platform == "win32"):

@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from dashboard import auth
 from dashboard.app import create_app
 from dashboard.fetch import DIED, Fetcher
-from ingest.schema import RunCol
+from ingest.contract.schema import RunCol
 from ingest.store import Store
 from paretolens.settings import Settings
 
