@@ -29,10 +29,9 @@ import polars as pl
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ingest.bundled import HARDWARE_FILE
 from ingest.contract.col import Col
 from ingest.contract.schema import SPECS
-
-HARDWARE_FILE = Path(__file__).resolve().parents[1] / "data" / "hardware.yaml"
 
 CostClass = Literal["hyperscaler", "neocloud", "rental3y"]
 COST_CLASSES: tuple[CostClass, ...] = ("hyperscaler", "neocloud", "rental3y")

@@ -28,11 +28,11 @@ from urllib.parse import urlsplit
 import flask
 import polars as pl
 from dash import Dash, Input, Output, State, html
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from dashboard import components as c
 from dashboard import compress, routes
-from dashboard.context import AppContext
-from dashboard.fetch import Fetcher
+from dashboard.context import AppContext, app_context
 from dashboard.figures.style import WEBGL_THRESHOLD
 from dashboard.ids import Id
 from dashboard.pages import compare, embed, history, index, jobs, missing, points, run
@@ -338,7 +338,7 @@ def create_app(
     st = store if isinstance(store, Store) else Store(Path(store))
     settings = settings or LocalSettings(store=st.root)
     source = DataSource(st, golden_dir)
-    ctx = AppContext(source=source, settings=settings, fetcher=Fetcher(st, settings))
+    ctx = app_context(source, settings)
     dash_app = _Dash(
         __name__,
         assets_folder=str(ASSETS),
@@ -362,6 +362,10 @@ def create_app(
         active, content = render(ctx, *target)
         return c.shell(content, active)
 
+    if settings.proxies:
+        # Behind reverse proxies: the client's address, scheme and Host from their headers.
+        n = settings.proxies
+        dash_app.server.wsgi_app = ProxyFix(dash_app.server.wsgi_app, x_for=n, x_proto=n, x_host=n)
     # Bound every request body (forms, uploads, callback payloads): larger ones get 413.
     dash_app.server.config["MAX_CONTENT_LENGTH"] = MAX_REQUEST_BYTES
     hosts = allowed_hosts(settings)

@@ -6,15 +6,20 @@ reads the token from a request. The token travels in the `X-Paretolens-Token` he
 form field, never in a query string (query strings end up in logs and browser history), and is
 compared with `hmac.compare_digest`. Wrong tokens are slowed down per client address
 (`Throttle`): after `FREE_WRONG_TOKENS` wrong ones, that address is refused (429) for a lockout
-that doubles with each further wrong token, up to `MAX_LOCKOUT_S`.
+that doubles with each further wrong token, up to `MAX_LOCKOUT_S`. The counts are shared by every
+server process of a deployment (`Throttle.path`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hmac
+import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from dashboard.settings import AppSettings
@@ -69,25 +74,52 @@ def request_token(request: Any) -> str | None:
     return as_token(value)
 
 
-@dataclass
-class _Misses:
-    count: int = 0
-    last: float = 0.0
+_SCHEMA = "CREATE TABLE IF NOT EXISTS misses (client TEXT PRIMARY KEY, count INTEGER, last REAL)"
 
 
 @dataclass
 class Throttle:
-    """Wrong tokens per client address; `guard` refuses a client in its lockout."""
+    """Wrong tokens per client address; `guard` refuses a client in its lockout.
 
-    clock: Any = time.monotonic
-    _misses: dict[str, _Misses] = field(default_factory=dict)
+    The counts live in a SQLite database: the file `path`, which every server process of one
+    deployment shares (`paretolens serve --workers N`), so a client cannot multiply its free
+    guesses by the number of processes; or, without a path, one in this process's memory.
+    """
+
+    clock: Any = time.time
+    path: Path | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _memory: sqlite3.Connection | None = None
 
     def lockout_s(self, count: int) -> float:
         """How long a client with `count` wrong tokens waits after its last one."""
         if count < FREE_WRONG_TOKENS:
             return 0.0
         return float(min(MAX_LOCKOUT_S, 2 ** (count - FREE_WRONG_TOKENS)))
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """The database in one write transaction (other processes wait for it to end)."""
+        with self._lock:
+            if self.path is None:
+                if self._memory is None:
+                    self._memory = sqlite3.connect(":memory:", check_same_thread=False)
+                db = self._memory
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.path, timeout=10.0)
+            try:
+                db.execute(_SCHEMA)
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield db
+                except BaseException:
+                    db.rollback()
+                    raise
+                db.commit()
+            finally:
+                if db is not self._memory:
+                    db.close()
 
     def guard(self, settings: AppSettings, supplied: object, client: str | None) -> None:
         """Before a token check: refuse a client in its lockout; count a wrong token.
@@ -99,25 +131,32 @@ class Throttle:
             Throttled: while the client's lockout lasts.
         """
         key = client or "?"
-        now = self.clock()
-        with self._lock:
-            m = self._misses.get(key)
-            if m is not None and now - m.last > FORGET_AFTER_S:
-                del self._misses[key]
-                m = None
-            if m is not None:
-                wait = m.last + self.lockout_s(m.count) - now
+        now = float(self.clock())
+        token = as_token(supplied)
+        wrong = not (supplied is None or settings.token is None or token_matches(settings, token))
+        with self._transaction() as db:
+            row = db.execute("SELECT count, last FROM misses WHERE client = ?", (key,)).fetchone()
+            if row is not None and now - row[1] > FORGET_AFTER_S:
+                db.execute("DELETE FROM misses WHERE client = ?", (key,))
+                row = None
+            if row is not None:
+                wait = row[1] + self.lockout_s(row[0]) - now
                 if wait > 0:
                     raise Throttled(wait)
-            token = as_token(supplied)
-            if supplied is None or settings.token is None or token_matches(settings, token):
+            if not wrong:
                 return
-            m = self._misses.setdefault(key, _Misses())
-            m.count += 1
-            m.last = now
-            if len(self._misses) > 10_000:  # a flood of addresses: keep the newest
-                for k, _ in sorted(self._misses.items(), key=lambda kv: kv[1].last)[:5_000]:
-                    self._misses.pop(k, None)
+            db.execute(
+                "INSERT INTO misses VALUES (?, 1, ?) ON CONFLICT(client) "
+                "DO UPDATE SET count = count + 1, last = excluded.last",
+                (key, now),
+            )
+            # a flood of addresses: keep the newest
+            (n,) = db.execute("SELECT count(*) FROM misses").fetchone()
+            if n > 10_000:
+                db.execute(
+                    "DELETE FROM misses WHERE client IN "
+                    "(SELECT client FROM misses ORDER BY last LIMIT 5000)"
+                )
 
 
 def token_matches(settings: AppSettings, supplied: str | None) -> bool:

@@ -82,6 +82,7 @@ class Id(StrEnum):
     # index
     INDEX_GRID = "index-grid"
     INDEX_ACTIONS = "index-actions"
+    INDEX_EMPTY = "index-empty"
     INDEX_EXPORTS = "index-exports"
     # compare
     COMPARE_CHART = "compare-chart"

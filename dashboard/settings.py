@@ -20,11 +20,15 @@ from runner.service import LaunchSettings
 class AppSettings(LaunchSettings, Protocol):
     """What the web app reads: the runner's launch settings (token, launch_enabled, host, the
     GitHub client's), plus the store directory, the launch options document and the Host names
-    it answers (comma-separated; "*" for any)."""
+    it answers (comma-separated; "*" for any), and the state directory its server processes
+    share (None: this process's memory; see `dashboard.context.AppContext`), and how many
+    reverse proxies stand in front of it (their X-Forwarded-* headers are trusted)."""
 
     store: Path
     launch_options: Path | None
     allowed_hosts: str
+    state_dir: Path | None
+    proxies: int
 
 
 @dataclass
@@ -40,6 +44,8 @@ class LocalSettings:
     github_repo: str = "SemiAnalysisAI/InferenceX"
     launch_options: Path | None = None
     allowed_hosts: str = "localhost,127.0.0.1,::1"
+    state_dir: Path | None = None
+    proxies: int = 0
 
 
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::", "*"})

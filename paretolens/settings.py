@@ -1,17 +1,25 @@
-"""Settings from the environment (PARETOLENS_*), with the bundled store as the default."""
+"""Settings from the environment (PARETOLENS_*), with the store in the user's data directory as
+the default, and where the bundled data is (`ingest.bundled`: a clone's `data/`, or the copy a
+wheel carries)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from platformdirs import user_data_path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DATA_DIR = REPO_ROOT / "data"
-DEFAULT_STORE = DATA_DIR / "store"
-SAMPLES_DIR = DATA_DIR / "samples"
-GOLDEN_AL_DIR = DATA_DIR / "golden_al"
+from ingest.bundled import DATA_DIR, GOLDEN_AL_DIR, SAMPLES_DIR
+
+__all__ = ["DATA_DIR", "GOLDEN_AL_DIR", "SAMPLES_DIR", "Settings", "default_store", "load_settings"]
+
+
+def default_store() -> Path:
+    """The store when none is given: `store` in the user's data directory (on Linux
+    `~/.local/share/paretolens/store`, or under `$XDG_DATA_HOME`), never inside the installed
+    package."""
+    return user_data_path("paretolens", appauthor=False) / "store"
 
 
 class Settings(BaseSettings):
@@ -19,7 +27,7 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="PARETOLENS_", extra="ignore")
 
-    store: Path = DEFAULT_STORE
+    store: Path = Field(default_factory=default_store)
     host: str = "127.0.0.1"
     port: int = 8050
     # Token that every state-changing request (upload, launch, cancel, delete) must carry.
@@ -37,6 +45,16 @@ class Settings(BaseSettings):
     # The address the server binds is added when it is one address (not 0.0.0.0 or ::); "*"
     # answers any Host (behind a proxy that checks it).
     allowed_hosts: str = "localhost,127.0.0.1,::1"
+    # What the server processes of one deployment share: the wrong-token counts and the
+    # progress of fetches from the web. `serve --workers N` makes one for its processes when
+    # none is given; servers on several machines behind one proxy share one here (on a disk
+    # they all mount) or send each client to one server (docs/deployment.md).
+    state_dir: Path | None = None
+    # How many reverse proxies stand in front of the server: their X-Forwarded-For, -Proto and
+    # -Host headers are trusted for that many hops, so the wrong-token lockout counts each
+    # client and not the proxy, and the Host check sees the name the client asked for. 0 (the
+    # default) trusts none: never set it on a server that clients reach without the proxy.
+    proxies: int = Field(default=0, ge=0)
 
 
 def load_settings(**overrides: object) -> Settings:

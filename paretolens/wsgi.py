@@ -1,9 +1,11 @@
-"""The WSGI target: `waitress-serve paretolens.wsgi:server` (any WSGI server works).
+"""The WSGI target: `waitress-serve paretolens.wsgi:server` or `gunicorn paretolens.wsgi:server`
+(any WSGI server works; `paretolens serve --workers N` runs gunicorn on it).
 
 The composition root builds the app, as datasette's CLI builds `Datasette(...)`: the settings
-come from the environment (`PARETOLENS_*`), the store is the configured one (the bundled store is
-seeded with the sample runs on first use), and the golden AL tables are the bundled ones.
-Importing this module builds the app; `paretolens serve` builds its own and does not import it.
+come from the environment (`PARETOLENS_*`), the store is the configured one, and the golden AL
+tables are the bundled ones. Importing this module builds the app, once in each server process;
+several processes share what they must through `PARETOLENS_STATE_DIR` (docs/deployment.md).
+`paretolens serve` with one process builds its own app and does not import this module.
 """
 
 from __future__ import annotations

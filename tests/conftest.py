@@ -50,6 +50,8 @@ _SLOW = (
     "tests/ingest/test_pipeline.py::test_two_concurrent_ingests",
     "tests/ingest/test_store.py::test_two_processes",
     "tests/test_architecture.py::test_entry_points_import_without_the_slow_modules",
+    "tests/paretolens/test_cli_startup.py::test_listing_the_commands_imports_no_heavy_library",
+    "tests/paretolens/test_cli_startup.py::test_a_command_loads_only_its_own_group",
     "tests/paretolens/test_runner_cmds.py::test_launch_",  # a local worker runs the plan
 )
 # The runner's quick unit tests stay in the fast tier.

@@ -126,6 +126,7 @@ def layout(app: AppContext, query: str) -> Any:
     return html.Div(
         [
             c.notes(notes),
+            _empty_store(app) if catalog.height == 0 else None,
             html.Div(
                 [
                     html.Div(
@@ -145,6 +146,27 @@ def layout(app: AppContext, query: str) -> Any:
                 className="card",
             ),
         ]
+    )
+
+
+def _empty_store(app: AppContext) -> Any:
+    """What the index of a store without runs offers: the bundled sample runs, or a sweep."""
+    where = f" --store {app.source.store.root}"
+    return html.Div(
+        [
+            html.H2("This store has no runs yet"),
+            html.P(
+                [
+                    "Load the bundled sample runs with ",
+                    html.Code(f"paretolens demo{where}"),
+                    " and reload this page, or ingest a sweep of yours with ",
+                    html.Code(f"paretolens ingest DIR{where}"),
+                    ".",
+                ]
+            ),
+        ],
+        id=Id.INDEX_EMPTY,
+        className="card",
     )
 
 

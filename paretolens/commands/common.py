@@ -7,29 +7,36 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import polars as pl
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from analysis.render import Rendering, render
-from analysis.tables import Table
 from ingest.contract.schema import RunCol
-from ingest.pipeline import ingest_paths
-from ingest.report import IngestReport
 from ingest.store import Store
 from paretolens.settings import SAMPLES_DIR, load_settings
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from analysis.render import Rendering
+    from analysis.tables import Table
+    from ingest.report import IngestReport
+
+# The analysis package and the ingest pipeline are imported by the functions that use them: a
+# command that only reads the store (or only renders) does not pay for the others.
 
 StoreOpt = Annotated[
     Path | None,
     typer.Option(
-        "--store", help="store directory (default: PARETOLENS_STORE or the bundled store)"
+        "--store",
+        help="store directory (default: PARETOLENS_STORE, else `store` in the user's data "
+        "directory)",
     ),
 ]
 RunOpt = Annotated[list[str] | None, typer.Option("--run", help="run id (repeat for several runs)")]
@@ -120,26 +127,35 @@ def runs_of(positional: Sequence[str] | None, option: Sequence[str] | None) -> l
 
 
 def open_store(store: Path | None) -> Store:
-    """The store to use, seeding the bundled default store with the samples on first use."""
-    settings = load_settings()
-    root = store or settings.store
-    st = Store(root)
-    if store is None and Path(root) == settings.store and not st.runs_path.exists():
-        seed_samples(st)
-    return st
+    """The store to use: `store`, else PARETOLENS_STORE, else the one in the user's data
+    directory (`paretolens.settings.default_store`). `paretolens demo` loads the sample runs."""
+    return Store(store or load_settings().store)
 
 
-def seed_samples(st: Store) -> IngestReport:
-    """Ingest every bundled sample run (one directory per run under data/samples; its hidden
-    `.run.json` holds the run's catalog fields)."""
-    report = IngestReport()
+def sample_runs() -> dict[str, Path]:
+    """The bundled sample runs: run id -> directory (one directory per run under
+    `data/samples`; its hidden `.run.json` holds the run's catalog fields)."""
     run_dirs = (
         sorted(p for p in SAMPLES_DIR.iterdir() if p.is_dir()) if SAMPLES_DIR.exists() else []
     )
-    for run_dir in run_dirs:
-        meta_path = run_dir / ".run.json"
-        meta: dict[str, Any] = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-        r = ingest_paths([run_dir], st, run_id=meta.get(RunCol.RUN_ID, run_dir.name), run_meta=meta)
+    return {str(_run_meta(d).get(RunCol.RUN_ID, d.name)): d for d in run_dirs}
+
+
+def _run_meta(run_dir: Path) -> dict[str, Any]:
+    meta_path = run_dir / ".run.json"
+    return json.loads(meta_path.read_text()) if meta_path.exists() else {}
+
+
+def seed_samples(st: Store, skip: Collection[str] = ()) -> IngestReport:
+    """Ingest the bundled sample runs into `st`, but those in `skip` (`sample_runs`)."""
+    from ingest.pipeline import ingest_paths
+    from ingest.report import IngestReport
+
+    report = IngestReport()
+    for run_id, run_dir in sample_runs().items():
+        if run_id in skip:
+            continue
+        r = ingest_paths([run_dir], st, run_id=run_id, run_meta=_run_meta(run_dir))
         report.runs.extend(r.runs)
         report.accepted += r.accepted
         report.duplicates += r.duplicates
@@ -167,6 +183,8 @@ def write(body: str | bytes, output: Path | None = None) -> None:
 def emit(table: Table, fmt: str, how: Rendering, output: Path | None = None) -> None:
     """Render `table` as `fmt` with the one registry and write it (`write`). The terminal table
     takes the terminal's width at call time, and its colours when stdout is a terminal."""
+    from analysis.render import render
+
     if fmt == "table" and output is None:
         how = replace(how, color=sys.stdout.isatty())
     write(render(table, fmt, how), output)
@@ -176,6 +194,9 @@ def emit_frame(frame: pl.DataFrame, fmt: str, columns: Sequence[str], title: str
     """An analysis command's result: the chosen `columns` in the terminal table and markdown
     (200 characters wide, floats to 2 decimals), every column in CSV and JSON (an array of rows);
     headers without units, as scripts read them."""
+    from analysis.render import Rendering
+    from analysis.tables import Table
+
     shown = columns if fmt in ("table", "markdown") else None
     how = Rendering(units=False, shape="rows", columns=shown, width=200)
     emit(Table("result", title, frame), fmt, how)

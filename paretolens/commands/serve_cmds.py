@@ -1,10 +1,16 @@
-"""`paretolens serve`: the web app on waitress (the production WSGI server) or Dash's dev server."""
+"""`paretolens serve`: the web app on waitress (the production WSGI server, one process), on
+gunicorn with `--workers N` (N processes, on Linux and other POSIX systems), or on Dash's dev
+server."""
 
 from __future__ import annotations
 
 import errno
+import os
+import signal
 import socket
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -13,8 +19,8 @@ import typer
 
 from ingest.contract.col import Col
 from ingest.store import Store
-from paretolens.commands.common import open_store
-from paretolens.settings import GOLDEN_AL_DIR, load_settings
+from paretolens.commands.common import StoreOpt, open_store, sample_runs, seed_samples
+from paretolens.settings import GOLDEN_AL_DIR, Settings, load_settings
 from views.query.state import RunView
 
 
@@ -56,9 +62,7 @@ def listen_problem(host: str, port: int) -> str | None:
 
 
 def serve(
-    store: Annotated[
-        Path | None, typer.Option("--store", help="store directory (default: the bundled store)")
-    ] = None,
+    store: StoreOpt = None,
     host: Annotated[
         str | None, typer.Option("--host", help="listen address (default 127.0.0.1)")
     ] = None,
@@ -70,7 +74,18 @@ def serve(
             help="waitress, the production WSGI server (default), or Dash's dev server",
         ),
     ] = True,
-    threads: Annotated[int, typer.Option("--threads", help="waitress worker threads")] = 8,
+    threads: Annotated[
+        int, typer.Option("--threads", help="worker threads (of each process with --workers)")
+    ] = 8,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="server processes: 1 is waitress; more run gunicorn (Linux and other POSIX "
+            "systems), each process with --threads threads",
+        ),
+    ] = 1,
 ) -> None:
     """Serve the web app and print the URL of a sample run page."""
     from dashboard.app import create_app
@@ -78,6 +93,13 @@ def serve(
     from views import urls
 
     settings = load_settings(host=host, port=port, store=store)
+    if workers > 1 and (not wsgi or sys.platform == "win32"):
+        why = "with --dev" if not wsgi else "on Windows (gunicorn needs a POSIX system)"
+        print(
+            f"paretolens: --workers {workers} cannot run {why}: leave --workers at 1",
+            file=sys.stderr,
+        )
+        raise typer.Exit(2)
     problem = listen_problem(settings.host, settings.port)
     if problem is not None:
         print(
@@ -94,6 +116,8 @@ def serve(
     sample = sample_view(st)
     if sample:
         print(f"open a sample run: {base}{urls.run(sample)}", file=err)
+    else:
+        print(empty_store_offer(st.root, store is not None), file=err)
     if not is_loopback(settings.host) and settings.token is None:
         print(
             f"warning: listening on {settings.host}, beyond localhost, without PARETOLENS_TOKEN: "
@@ -101,6 +125,8 @@ def serve(
             file=err,
         )
     err.flush()
+    if workers > 1:
+        raise typer.Exit(run_gunicorn(settings, st.root, workers=workers, threads=threads))
     if wsgi:
         from waitress import serve as waitress_serve
 
@@ -111,6 +137,95 @@ def serve(
         app.run(host=settings.host, port=settings.port, debug=False)
 
 
+def empty_store_offer(root: Path, explicit: bool) -> str:
+    """What `serve` says of a store without runs: how to load the bundled samples or a sweep."""
+    where = f" --store {root}" if explicit else ""
+    return (
+        f"the store {root} has no runs yet: `paretolens demo{where}` loads the "
+        f"{len(sample_runs())} bundled sample runs, `paretolens ingest DIR{where}` a sweep of yours"
+    )
+
+
+def demo(
+    store: StoreOpt = None,
+    if_empty: Annotated[
+        bool,
+        typer.Option("--if-empty", help="only into a store without runs (as scripts/serve.sh)"),
+    ] = False,
+) -> None:
+    """Load the bundled sample runs into the store (those it does not have), to try the app."""
+    st = open_store(store)
+    have = set(st.run_ids())
+    if if_empty and have:
+        return
+    report = seed_samples(st, skip=have)
+    loaded = [r for r in sample_runs() if r not in have]
+    err = sys.stderr
+    if loaded:
+        print(
+            f"paretolens: loaded {len(loaded)} sample runs ({report.accepted} points) into "
+            f"{st.root}: {', '.join(loaded)}",
+            file=err,
+        )
+    else:
+        print(f"paretolens: {st.root} has every sample run already", file=err)
+    if not if_empty:  # a script serves next
+        where = f" --store {st.root}" if store is not None else ""
+        print(f"serve them: paretolens serve{where}", file=err)
+
+
+def gunicorn_command(host: str, port: int, workers: int, threads: int) -> list[str]:
+    """The gunicorn command line of `serve --workers`: threaded workers over
+    `paretolens.wsgi:server`, each process building its own app (no preloading: a process forked
+    after polars has started its thread pool can deadlock)."""
+    bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--bind",
+        bind,
+        "--workers",
+        str(workers),
+        "--worker-class",
+        "gthread",
+        "--threads",
+        str(threads),
+        # A page never takes this long; a worker that does is stuck and gunicorn replaces it.
+        "--timeout",
+        "120",
+        "--graceful-timeout",
+        "10",
+        "paretolens.wsgi:server",
+    ]
+
+
+def run_gunicorn(settings: Settings, store: Path, *, workers: int, threads: int) -> int:
+    """Run gunicorn's master in a fresh process until it stops (a signal to this process is
+    passed on) and return its exit code. The workers read their settings from the environment
+    (`paretolens.wsgi`) and share the state directory: the settings' one, or a temporary one
+    removed when the server stops."""
+    with tempfile.TemporaryDirectory(prefix="paretolens-state-") as tmp:
+        env = dict(os.environ)
+        env.update(
+            PARETOLENS_STORE=str(Path(store).resolve()),
+            PARETOLENS_HOST=settings.host,
+            PARETOLENS_PORT=str(settings.port),
+            PARETOLENS_STATE_DIR=str(settings.state_dir or tmp),
+        )
+        proc = subprocess.Popen(
+            gunicorn_command(settings.host, settings.port, workers, threads), env=env
+        )
+
+        def forward(signum: int, _frame: object) -> None:
+            proc.send_signal(signum)
+
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, forward)
+        return proc.wait()
+
+
 def register(app: typer.Typer) -> None:
-    """Register `serve`."""
+    """Register `serve` and `demo`."""
     app.command()(serve)
+    app.command()(demo)

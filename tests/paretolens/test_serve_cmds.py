@@ -94,3 +94,32 @@ def test_the_app_reads_no_environment(web_store: Store, monkeypatch: pytest.Monk
     )
     assert resp.status_code == 403 and "launching is disabled" in resp.get_data(as_text=True)
     assert client.get("/", headers={"Host": "evil.example"}).status_code == 400
+
+
+def test_workers_need_the_production_server(web_store: Store) -> None:
+    result = CliRunner().invoke(
+        cli, ["serve", "--store", str(web_store.root), "--workers", "2", "--dev"]
+    )
+    assert result.exit_code == 2 and "--workers 2 cannot run with --dev" in result.output
+
+
+def test_the_gunicorn_command_line() -> None:
+    cmd = serve_cmds.gunicorn_command("::1", 8050, 3, 4)
+    assert cmd[1:] == [
+        "-m",
+        "gunicorn",
+        "--bind",
+        "[::1]:8050",
+        "--workers",
+        "3",
+        "--worker-class",
+        "gthread",
+        "--threads",
+        "4",
+        "--timeout",
+        "120",
+        "--graceful-timeout",
+        "10",
+        "paretolens.wsgi:server",
+    ]
+    assert cmd[0] == sys.executable
