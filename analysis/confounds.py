@@ -14,6 +14,7 @@ from typing import Any
 from ingest.schema import RUN_NOISE_FLAGS, Col, server_flag_items
 
 CONFOUND_COLUMNS: tuple[Col, ...] = (
+    Col.MODEL,
     Col.IMAGE,
     Col.RECIPE_FINGERPRINT,
     Col.HW_LABEL,

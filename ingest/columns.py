@@ -75,7 +75,9 @@ CONFIG_COLUMNS: tuple[ColumnSpec, ...] = (
         Col.MODEL_PREFIX,
         _S,
         "",
-        "InferenceX model prefix (infmax_model_prefix), e.g. kimik2.5",
+        "the canonical model key (ingest.normalize.canonical.MODELS): the InferenceX model "
+        "prefix, e.g. kimik2.5, from the prefix or the HF id or path, whichever the table knows; "
+        "a model it does not know as given, case-folded",
         None,
         "identity",
     ),

@@ -17,7 +17,7 @@ import polars as pl
 from ingest import attach
 from ingest.defaults import apply_defaults, fill_row, local_defaults
 from ingest.identity import refine_arms, unique_point_ids
-from ingest.normalize import normalize_batch
+from ingest.normalize import is_known_model, normalize_batch
 from ingest.readers.base import ReadResult, SourceFile
 from ingest.reading import UnitOut, content_sha, files_of
 from ingest.report import FileOutcome, Ignored, IngestReport, Reject
@@ -201,6 +201,7 @@ def build_rows(
         artifacts=artifacts,
         ingested_at=now,
     )
+    _note_unknown_models(batch.frame, report)
     frame, moved = refine_arms(batch.frame)
     if moved:
         batch.point_ids = [moved.get(x, x) if x else x for x in batch.point_ids]
@@ -256,6 +257,29 @@ def build_rows(
         FileOutcome(run_id, rel, tuple(ids)) for rel, ids in aux_ids.items() if rel not in taken
     )
     return frame, series
+
+
+def _note_unknown_models(frame: pl.DataFrame, report: IngestReport) -> None:
+    """One note per model key the model table does not know (the first file that names it)."""
+    if not frame.height:
+        return
+    firsts = (
+        frame.filter(pl.col(Col.MODEL_PREFIX).is_not_null())
+        .group_by(Col.MODEL_PREFIX, maintain_order=True)
+        .agg(pl.col(Col.SOURCE_PATH).first(), pl.col(Col.MODEL).drop_nulls().first())
+    )
+    said = {n.reason for n in report.notes}
+    for key, path, model in firsts.iter_rows():
+        if is_known_model(key):
+            continue
+        given = f" (model {model!r})" if model else ""
+        why = (
+            f"model {key!r}{given} is not in the model table (ingest.normalize.canonical.MODELS): "
+            f"kept as {key!r}; add a row there to pair it with its other spellings"
+        )
+        if why not in said:
+            said.add(why)
+            report.notes.append(Ignored(path, why))
 
 
 def _fill_only(point: Row) -> Row:

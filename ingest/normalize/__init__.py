@@ -10,6 +10,7 @@ checks, each stated once), `ids` (arm and point identity).
 """
 
 from ingest.normalize.batch import NOT_FROM_READERS, Batch, normalize_batch
+from ingest.normalize.canonical import is_known_model
 from ingest.normalize.derive import DEFAULTS
 from ingest.normalize.ids import arm_id, arm_label, canonical_hw, point_id
 from ingest.normalize.row import normalize
@@ -27,6 +28,7 @@ __all__ = [
     "arm_label",
     "canonical_hw",
     "coerce_value",
+    "is_known_model",
     "normalize",
     "normalize_batch",
     "parse_bool",

@@ -15,6 +15,13 @@ from typing import Any
 
 import polars as pl
 
+from ingest.normalize.canonical import (
+    canonical_framework,
+    canonical_hw,
+    canonical_precision,
+    hw_from_runner,
+    model_key,
+)
 from ingest.schema import ARM_KEY, Col
 
 _HASH_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
@@ -31,12 +38,6 @@ LABEL_KEY: tuple[str, ...] = (
 )
 
 
-def canonical_hw(label: str) -> str:
-    """InferenceX-app's canonical hardware: drop up to the last ':', keep the first '-' segment."""
-    tail = label.rsplit(":", 1)[-1]
-    return tail.split("-", 1)[0].lower()
-
-
 def hw_pair(label: str | None, hw: str | None) -> tuple[str | None, str | None]:
     """The hardware rules (`canonical_hw`) on one (hw_label, hw) pair."""
     if label and not hw:
@@ -46,6 +47,58 @@ def hw_pair(label: str | None, hw: str | None) -> tuple[str | None, str | None]:
     if hw:
         hw = canonical_hw(str(hw))
     return label, hw
+
+
+_CANONICAL: tuple[tuple[Col, Any], ...] = (
+    (Col.PRECISION, canonical_precision),
+    (Col.FRAMEWORK, canonical_framework),
+)
+
+
+def _model(prefix: Any, model: Any) -> Any:
+    if (prefix is None or isinstance(prefix, str)) and (model is None or isinstance(model, str)):
+        return model_key(prefix, model)
+    return prefix
+
+
+def canonical_columns(data: dict[str, Any], n: int | None = None) -> None:
+    """Bring the identity columns to their canonical form (`ingest.normalize.canonical`), in place.
+
+    `data` is one row (`n` None: column -> value) or a batch (column -> list of `n` values). The
+    model key goes to `model_prefix`; hardware is taken from the runner label when nothing else
+    says it (the least trusted source, so only where `hw` and `hw_label` are both unknown).
+    """
+    rows = n is not None
+
+    def get(col: Col) -> list[Any]:
+        v = data.get(str(col))
+        if rows:
+            return v if v is not None else [None] * (n or 0)
+        return [v]
+
+    def put(col: Col, values: list[Any]) -> None:
+        if rows:
+            data[str(col)] = values
+        else:
+            data[str(col)] = values[0]
+
+    prefix, model = get(Col.MODEL_PREFIX), get(Col.MODEL)
+    if any(v is not None for v in prefix) or any(v is not None for v in model):
+        put(Col.MODEL_PREFIX, [_model(p, m) for p, m in zip(prefix, model, strict=True)])
+    for col, fn in _CANONICAL:
+        values = get(col)
+        if any(v is not None for v in values):
+            # A value of the wrong type is left for the contract check to name.
+            put(col, [fn(v) if isinstance(v, str) else v for v in values])
+    runner = get(Col.RUNNER)
+    if any(v is not None for v in runner):
+        hw, label = get(Col.HW), get(Col.HW_LABEL)
+        filled = [
+            h if h is not None or lab is not None else hw_from_runner(r)
+            for h, lab, r in zip(hw, label, runner, strict=True)
+        ]
+        if filled != hw:
+            put(Col.HW, filled)
 
 
 def _hash(*parts: Any) -> str:
