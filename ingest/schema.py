@@ -141,6 +141,12 @@ IDENTITY_SOURCES: tuple[tuple[str, str], ...] = (
         "offload connector, all flags in `server_flags`",
     ),
     (
+        "the checkpoint name and the runner label",
+        "precision from a checkpoint's quantisation suffix (amd/Kimi-K2.5-MXFP4 -> fp4), hardware "
+        "from a runner label's first segment when it is known hardware (MI355-gbt350-... -> "
+        "mi355x)",
+    ),
+    (
         "the plan of a job paretolens launched",
         "hardware, image, model, topology, spec and offload settings of the plan point",
     ),

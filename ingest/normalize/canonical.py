@@ -138,6 +138,20 @@ def model_key(prefix: str | None, model: str | None) -> str | None:
     return None
 
 
+_NAMED_PRECISION = re.compile(
+    r"[-_](?P<p>nvfp4|mxfp4|mxfp8|fp8|fp4|int4|int8|bf16)(?=$|[-_])", re.IGNORECASE
+)
+
+
+def precision_from_model(model: str | None) -> str | None:
+    """The precision a checkpoint's name states (`amd/Kimi-K2.5-MXFP4` -> fp4), canonical; None
+    when the name states none (a base checkpoint's precision is not in its name)."""
+    if not model:
+        return None
+    found = _NAMED_PRECISION.search(_last(str(model)))
+    return canonical_precision(found["p"]) if found else None
+
+
 def is_known_model(key: str | None) -> bool:
     """Whether a model key is one of the table's (an unknown model is reported once)."""
     return key is None or key in MODELS

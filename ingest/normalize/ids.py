@@ -21,6 +21,7 @@ from ingest.normalize.canonical import (
     canonical_precision,
     hw_from_runner,
     model_key,
+    precision_from_model,
 )
 from ingest.schema import ARM_KEY, Col
 
@@ -85,6 +86,14 @@ def canonical_columns(data: dict[str, Any], n: int | None = None) -> None:
     prefix, model = get(Col.MODEL_PREFIX), get(Col.MODEL)
     if any(v is not None for v in prefix) or any(v is not None for v in model):
         put(Col.MODEL_PREFIX, [_model(p, m) for p, m in zip(prefix, model, strict=True)])
+        # The checkpoint's name (`-MXFP4`, `-FP8`) is the least trusted source of its precision.
+        precision = get(Col.PRECISION)
+        named = [
+            p if p is not None or not isinstance(m, str) else precision_from_model(m)
+            for p, m in zip(precision, model, strict=True)
+        ]
+        if named != precision:
+            put(Col.PRECISION, named)
     for col, fn in _CANONICAL:
         values = get(col)
         if any(v is not None for v in values):

@@ -92,12 +92,13 @@ def test_a_browser_zip_of_results_bmk_with_one_row(tmp_path: Path) -> None:
         1,
     )
     # The artifact as downloaded says "hw": "", "framework": "", "precision": "" (the run's
-    # workflow left them unset): unknown, so no hardware and no framework are invented.
+    # workflow left them unset): unknown, so no hardware and no framework are invented; the
+    # checkpoint's name states its precision (MXFP4 -> fp4).
     assert (p[Col.HW], p[Col.HW_LABEL], p[Col.FRAMEWORK], p[Col.PRECISION]) == (
         None,
         None,
         None,
-        None,
+        "fp4",
     )
     assert p[Col.KV_OFFLOADING] == "lmcache"
     # tput_per_gpu = total_tput_tps at TP1 = 16865.48518091639
