@@ -272,7 +272,7 @@ def _note_unknown_models(frame: pl.DataFrame, report: IngestReport) -> None:
     for key, path, model in firsts.iter_rows():
         if is_known_model(key):
             continue
-        given = f" (model {model!r})" if model else ""
+        given = f" (from {model!r})" if model and str(model).casefold() != key else ""
         why = (
             f"model {key!r}{given} is not in the model table (ingest.normalize.canonical.MODELS): "
             f"kept as {key!r}; add a row there to pair it with its other spellings"

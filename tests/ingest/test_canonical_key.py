@@ -1,0 +1,126 @@
+"""Issue 23, item 1: the canonical configuration key (ingest/normalize/canonical.py).
+
+The model table is checked against every (model, model-prefix) pair of InferenceX's real master
+configs (tests/fixtures/inferencex/configs, SemiAnalysisAI/InferenceX): each HF id, whatever its
+quantisation suffix, must give the prefix InferenceX files its results under.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from ingest.normalize.canonical import (
+    canonical_framework,
+    canonical_hw,
+    canonical_precision,
+    hw_from_runner,
+    model_key,
+    precision_from_model,
+)
+from ingest.pipeline import ingest_paths
+from ingest.schema import ARM_KEY, Col
+from ingest.store import Store
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+CONFIGS = FIXTURES / "inferencex" / "configs"
+
+
+def _master_pairs() -> list[tuple[str, str]]:
+    pairs: set[tuple[str, str]] = set()
+    for name in ("amd-master.yaml", "nvidia-master.yaml"):
+        for entry in yaml.safe_load((CONFIGS / name).read_text()).values():
+            if isinstance(entry, dict) and "model" in entry:
+                pairs.add((entry["model"], entry["model-prefix"]))
+    return sorted(pairs)
+
+
+def test_the_master_configs_hold_these_pairs() -> None:
+    assert len(_master_pairs()) == 21
+    assert ("nvidia/DeepSeek-R1-0528-NVFP4-v2", "dsr1") in _master_pairs()
+    assert ("deepseek-r1-fp4", "dsr1") in _master_pairs()  # a served name, not an HF id
+
+
+@pytest.mark.parametrize(("model", "prefix"), _master_pairs())
+def test_every_inferencex_checkpoint_gives_its_model_prefix(model: str, prefix: str) -> None:
+    assert model_key(None, model) == prefix
+    assert model_key(prefix, model) == prefix
+    assert model_key(prefix, None) == prefix
+
+
+@pytest.mark.parametrize(
+    ("prefix", "model", "key"),
+    [
+        (None, "moonshotai/Kimi-K2.5", "kimik2.5"),  # raw vllm bench serve model_id
+        ("Kimi K2.5", None, "kimik2.5"),  # a display name
+        (None, "/mnt/lustre01/models/kimi-k2.5-nvfp4", "kimik2.5"),  # a local path
+        (None, "/root/.cache/huggingface/hub/models--openai--gpt-oss-120b/snapshots/0a1", "gptoss"),
+        ("GLM4.7", "zai-org/GLM-4.7", "glm4.7"),
+        # unknown: kept as given (a path or HF id by its last component), case-folded
+        (None, "Qwen/Qwen3-32B", "qwen3-32b"),
+        ("MyModel", "/data/x", "mymodel"),
+        (None, None, None),
+    ],
+)
+def test_model_keys(prefix: str | None, model: str | None, key: str | None) -> None:
+    assert model_key(prefix, model) == key
+
+
+def test_hardware_precision_and_engine_spellings() -> None:
+    assert [canonical_hw(x) for x in ("MI355X-amd_0", "mi355", "ci:H200-cw_1", "b200")] == [
+        "mi355x",
+        "mi355x",
+        "h200",
+        "b200",
+    ]
+    # a runner label names hardware only when its first segment is known hardware
+    assert [hw_from_runner(r) for r in ("MI355-gbt350-odcdh5-wbb3", "b200-nb_0", "node-7")] == [
+        "mi355x",
+        "b200",
+        None,
+    ]
+    assert [canonical_precision(p) for p in ("NVFP4", "mxfp4", "fp8", None)] == [
+        "fp4",
+        "fp4",
+        "fp8",
+        None,
+    ]
+    assert [canonical_framework(f) for f in ("TRTLLM", "dynamo-trtllm", "sglang")] == [
+        "trt",
+        "dynamo-trt",
+        "sglang",
+    ]
+    assert [precision_from_model(m) for m in ("amd/Kimi-K2.5-MXFP4", "moonshotai/Kimi-K2.5")] == [
+        "fp4",
+        None,
+    ]
+
+
+def test_the_model_path_is_not_part_of_the_key() -> None:
+    assert Col.MODEL_PREFIX in ARM_KEY and Col.MODEL not in ARM_KEY
+
+
+def test_an_unknown_model_is_kept_case_folded_and_noted_once(tmp_path: Path) -> None:
+    # Two real aiperf 0.10.0 runs of `qwen3.6-nvfp4` (a served name no table row knows).
+    wild = FIXTURES / "wild" / "aiperf"
+    store = Store(tmp_path)
+    report = ingest_paths(
+        [wild / "qwen36-nvfp4_5090_chatbot_c16", wild / "qwen36-nvfp4_5090_chatbot_r0.8"],
+        store,
+        run_id="q",
+    )
+    pts = store.points(["q"])
+    assert pts.height == 2
+    assert pts.select(Col.MODEL_PREFIX, Col.PRECISION).unique().rows() == [
+        ("qwen3.6-nvfp4", "fp4")
+    ]
+    notes = [n.reason for n in report.notes if "model table" in n.reason]
+    assert notes == [
+        "model 'qwen3.6-nvfp4' is not in the model table "
+        "(ingest.normalize.canonical.MODELS): kept as 'qwen3.6-nvfp4'; add a row there to pair "
+        "it with its other spellings"
+    ]
+    assert pl.Series(pts[Col.ARM_ID]).n_unique() == 2  # one by conc, one by request rate
