@@ -17,6 +17,7 @@ import polars as pl
 from ingest import attach
 from ingest.defaults import apply_defaults, fill_row, local_defaults
 from ingest.identity import refine_arms, unique_point_ids
+from ingest.measurements import merge_measurements
 from ingest.normalize import is_known_model, normalize_batch
 from ingest.readers.base import ReadResult, SourceFile
 from ingest.reading import UnitOut, content_sha, files_of
@@ -24,6 +25,7 @@ from ingest.report import FileOutcome, Ignored, IngestReport, Reject
 from ingest.schema import Col, SeriesCol
 
 Row = dict[str, Any]
+_INPUT = "__input_row"
 
 
 @dataclass
@@ -205,12 +207,20 @@ def build_rows(
     frame, moved = refine_arms(batch.frame)
     if moved:
         batch.point_ids = [moved.get(x, x) if x else x for x in batch.point_ids]
+    # The frame holds the accepted rows in input order; each remembers its input row.
+    taken_rows = [i for i, x in enumerate(batch.point_ids) if x]
+    frame = frame.with_columns(pl.Series(_INPUT, taken_rows, dtype=pl.Int64))
+    merged = merge_measurements(frame)
+    if merged.moved:
+        batch.point_ids = [merged.moved.get(x, x) if x else x for x in batch.point_ids]
+    report.notes.extend(Ignored(path, why, run_id) for path, why in merged.notes)
+    frame = merged.frame.sort(_INPUT)
     frame, renamed = unique_point_ids(frame)
     if renamed:
-        # The frame holds the accepted rows in input order: map its rows back to the inputs.
-        taken_rows = [i for i, x in enumerate(batch.point_ids) if x]
+        inputs = frame.get_column(_INPUT).to_list()
         for row, new in renamed.items():
-            batch.point_ids[taken_rows[row]] = new
+            batch.point_ids[inputs[row]] = new
+    frame = frame.drop(_INPUT)
     series: list[Row] = []
     aux_ids: dict[str, dict[str, None]] = {}
     for p in pending:
