@@ -125,11 +125,12 @@ def _meta(raw: Any) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {"metadata": doc}
 
 
-def _measurement(row: Row) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "source_path": row.get(str(Col.SOURCE_PATH)),
-        "point_id": row.get(str(Col.POINT_ID)),
-    }
+def measurement(source_path: str, row: Row, point_id: str | None = None) -> dict[str, Any]:
+    """One underlying measurement as `metadata.repeats` keeps it: where it came from and every
+    measured value it states (a reader's row or a stored point)."""
+    out: dict[str, Any] = {"source_path": source_path}
+    if point_id is not None:
+        out["point_id"] = point_id
     out.update({c: row[c] for c in MEASURED if row.get(c) is not None})
     return out
 
@@ -148,7 +149,10 @@ def _mean_row(reps: list[Row]) -> Row:
     if len(tputs) == len(reps) and sum(tputs) > 0:
         base[str(Col.REPEAT_SPREAD)] = (max(tputs) - min(tputs)) / (sum(tputs) / len(tputs))
     meta = _meta(base.get(str(Col.METADATA)))
-    meta["repeats"] = [_measurement(r) for r in reps]
+    meta["repeats"] = [
+        measurement(str(r.get(str(Col.SOURCE_PATH))), r, str(r.get(str(Col.POINT_ID))))
+        for r in reps
+    ]
     base[str(Col.METADATA)] = json.dumps(meta, sort_keys=True, default=str)
     sources = sorted({str(r.get(str(Col.SOURCE_PATH))) for r in reps})
     said = (
@@ -232,3 +236,42 @@ def merge_measurements(frame: pl.DataFrame) -> Merged:
     made = pl.DataFrame(rows, schema=frame.schema, strict=False)
     out.frame = pl.concat([rest, made], how="vertical")
     return out
+
+
+REPEAT_COLUMNS: tuple[str, ...] = (
+    str(Col.RUN_ID),
+    str(Col.POINT_ID),
+    str(Col.ARM_LABEL),
+    str(Col.CONC),
+    str(Col.REQUEST_RATE),
+    str(Col.REPEATS),
+    "repeat",
+    "repeat_source",
+)
+
+
+def repeat_rows(points: pl.DataFrame) -> pl.DataFrame:
+    """Every underlying measurement of the points: a point that summarises repeats
+    (`metadata.repeats`) gives one row per repeat, numbered from 1, with its own source and
+    measured values; any other point is its own one measurement.
+
+    Returns:
+        `REPEAT_COLUMNS`, then the measured columns (`MEASURED`) the points have.
+    """
+    measured = [c for c in MEASURED if c in points.columns]
+    rows: list[Row] = []
+    for p in points.iter_rows(named=True):
+        head = {c: p.get(c) for c in REPEAT_COLUMNS[:6]}
+        reps = _meta(p.get(str(Col.METADATA))).get("repeats")
+        if not isinstance(reps, list) or not reps:
+            one = {c: p.get(c) for c in measured}
+            rows.append({**head, "repeat": 1, "repeat_source": p.get(str(Col.SOURCE_PATH)), **one})
+            continue
+        for i, rep in enumerate(reps, 1):
+            got = rep if isinstance(rep, dict) else {}
+            vals = {c: got.get(c) for c in measured}
+            rows.append({**head, "repeat": i, "repeat_source": got.get("source_path"), **vals})
+    schema: dict[str, Any] = {c: points.schema[c] for c in REPEAT_COLUMNS if c in points.schema}
+    schema.update(repeat=pl.Int64, repeat_source=pl.String)
+    schema.update({c: points.schema[c] for c in measured})
+    return pl.DataFrame(rows, schema=schema, strict=False)

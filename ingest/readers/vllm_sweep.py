@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from ingest.errors import ParseError
+from ingest.measurements import measurement
 from ingest.readers._common import Fields, put, warn
 from ingest.readers._names import NameFacts
 from ingest.readers._serving_metrics import (
@@ -362,6 +363,11 @@ class VllmSweepReader:
             "sweep_bench": bench,
             "sweep_combination": v.name,
             "runs": per_run,
+            # every repeat's own measured values, as ingest.measurements keeps any repeats
+            "repeats": [
+                measurement(src.rel, {str(k): x for k, x in r.items()})
+                for (_n, src, _d), r in zip(runs, rows, strict=True)
+            ],
         }
         if _NAME in serve or _NAME in bench:
             meta["sweep_overrides"] = _overrides(first)

@@ -216,10 +216,34 @@ def points(
             "'h200:kw=1.2,hyperscaler=2.5;b200:neocloud=3.1'",
         ),
     ] = None,
+    repeats: Annotated[
+        bool,
+        typer.Option(
+            "--repeats",
+            help="one row per underlying measurement: a point that summarises repeated runs "
+            "of one configuration and load gives each repeat with its source and values",
+        ),
+    ] = False,
     store: StoreOpt = None,
 ) -> None:
     """Print the canonical points of runs (with --costs, their cost and energy per token)."""
     df = open_store(store).points(run or None)
+    if repeats:
+        from ingest.measurements import repeat_rows
+
+        rows = repeat_rows(df).sort(Col.RUN_ID, Col.ARM_LABEL, Col.CONC, "repeat")
+        if fmt == "table":
+            rows = rows.select(
+                Col.RUN_ID,
+                Col.ARM_LABEL,
+                Col.CONC,
+                Col.REQUEST_RATE,
+                "repeat",
+                "repeat_source",
+                *[c for c in (Col.TOTAL_TPUT, Col.MEDIAN_TTFT, Col.DURATION) if c in rows.columns],
+            )
+        _emit(rows, fmt, output)
+        return
     shown: list[Col] = []
     if costs or hwcost is not None:
         from analysis.cost import load_hardware, parse_hwcost, with_costs
