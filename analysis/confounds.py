@@ -16,6 +16,7 @@ from ingest.schema import RUN_NOISE_FLAGS, Col, server_flag_items
 CONFOUND_COLUMNS: tuple[Col, ...] = (
     Col.MODEL,
     Col.IMAGE,
+    Col.FRAMEWORK_VERSION,
     Col.RECIPE_FINGERPRINT,
     Col.HW_LABEL,
     Col.RUNNER,

@@ -114,6 +114,15 @@ CONFIG_COLUMNS: tuple[ColumnSpec, ...] = (
         "identity",
     ),
     ColumnSpec(
+        Col.FRAMEWORK_VERSION,
+        _S,
+        "",
+        "the engine's version as the result file, else the attached server log states it "
+        "(vLLM's `version 0.22.0` banner); a confound, not part of the configuration key",
+        None,
+        "identity",
+    ),
+    ColumnSpec(
         Col.PRECISION, _S, "", "weight precision: fp8, fp4, int4, bf16, ...", None, "identity"
     ),
     ColumnSpec(Col.IMAGE, _S, "", "container image", None, "identity"),
