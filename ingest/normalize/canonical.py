@@ -73,6 +73,33 @@ FRAMEWORK_ALIASES: dict[str, str] = {
     "sglang-disagg": "mori-sglang",
 }
 
+# Speculative-decoding methods as vLLM (`speculative_config.method`) and SGLang
+# (`--speculative-algorithm`) spell them -> one name each; the label names the method.
+SPEC_METHOD_ALIASES: dict[str, str] = {
+    "nextn": "mtp",
+    "deepseek_mtp": "mtp",
+    "qwen3_next_mtp": "mtp",
+    "glm4_moe_mtp": "mtp",
+    "ernie_mtp": "mtp",
+    "longcat_flash_mtp": "mtp",
+    "mimo_mtp": "mtp",
+    "standalone": "draft_model",
+    "draft": "draft_model",
+    "[ngram]": "ngram",
+    "n-gram": "ngram",
+}
+SPEC_METHOD_NAMES: dict[str, str] = {
+    "mtp": "MTP",
+    "eagle": "EAGLE",
+    "eagle3": "EAGLE3",
+    "draft_model": "draft model",
+    "ngram": "n-gram",
+    "dflash": "DFlash",
+    "suffix": "suffix",
+    "medusa": "Medusa",
+    "mlp_speculator": "MLP speculator",
+}
+
 _QUANT = re.compile(
     r"[-_](?:fp8|fp4|nvfp4|mxfp4|mxfp8|int4|int8|w4a16|w8a8|awq|gptq|bf16|dynamic|v\d+|preview)$",
     re.IGNORECASE,
@@ -180,6 +207,32 @@ def canonical_precision(value: str | None) -> str | None:
         return None
     text = str(value).strip().lower()
     return PRECISION_ALIASES.get(text, text)
+
+
+def canonical_spec_method(value: str | None) -> str | None:
+    """A speculative method as one name (`NEXTN`, `deepseek_mtp` -> mtp; `STANDALONE` ->
+    draft_model; `EAGLE3` -> eagle3), lower-cased."""
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    if text.endswith("_mtp"):
+        return "mtp"
+    return SPEC_METHOD_ALIASES.get(text, text)
+
+
+def spec_label(spec: str | None, method: str | None, k: object) -> str:
+    """How an arm label names its speculative decoding: the method when anything says it
+    (`EAGLE3 K=3`, `draft model K=5`), `MTP` for InferenceX's `spec-mtp` label alone, `spec`
+    when nothing says which (counters only); `no spec` without it."""
+    if (spec or "none") == "none" and not method:
+        return "no spec"
+    if method:
+        text = SPEC_METHOD_NAMES.get(method, method)
+    elif spec == "mtp":
+        text = "MTP"
+    else:
+        text = "spec"
+    return f"{text} K={k}" if k else text
 
 
 def canonical_framework(value: str | None) -> str | None:

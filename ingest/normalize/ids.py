@@ -19,9 +19,11 @@ from ingest.normalize.canonical import (
     canonical_framework,
     canonical_hw,
     canonical_precision,
+    canonical_spec_method,
     hw_from_runner,
     model_key,
     precision_from_model,
+    spec_label,
 )
 from ingest.schema import ARM_KEY, Col
 
@@ -53,6 +55,7 @@ def hw_pair(label: str | None, hw: str | None) -> tuple[str | None, str | None]:
 _CANONICAL: tuple[tuple[Col, Any], ...] = (
     (Col.PRECISION, canonical_precision),
     (Col.FRAMEWORK, canonical_framework),
+    (Col.SPEC_METHOD, canonical_spec_method),
 )
 
 
@@ -181,17 +184,14 @@ def arm_label(row: Mapping[str, Any]) -> str:
     if row.get(Col.DISAGG):
         topo += " disagg"
     parts.append(topo)
-    spec = row.get(Col.SPEC_DECODING) or "none"
-    if spec != "none":
-        s = str(spec).upper()
-        method = row.get(Col.SPEC_METHOD)
-        if method and str(method).lower() != str(spec).lower():
-            s += f" {method}"
-        if row.get(Col.NUM_SPEC_TOKENS):
-            s += f" K={row.get(Col.NUM_SPEC_TOKENS)}"
-        parts.append(s)
-    else:
-        parts.append("no spec")
+    method = row.get(Col.SPEC_METHOD)
+    parts.append(
+        spec_label(
+            row.get(Col.SPEC_DECODING),
+            str(method) if method else None,
+            row.get(Col.NUM_SPEC_TOKENS),
+        )
+    )
     kv = row.get(Col.KV_OFFLOADING) or "none"
     backend = row.get(Col.KV_OFFLOAD_BACKEND)
     parts.append(f"kv {kv}/{backend}" if backend and kv != "none" else f"kv {kv}")
