@@ -17,9 +17,11 @@ from ingest.normalize.canonical import (
     canonical_framework,
     canonical_hw,
     canonical_precision,
+    canonical_spec_method,
     hw_from_runner,
     model_key,
     precision_from_model,
+    spec_label,
 )
 from ingest.pipeline import ingest_paths
 from ingest.schema import ARM_KEY, Col
@@ -124,3 +126,34 @@ def test_an_unknown_model_is_kept_case_folded_and_noted_once(tmp_path: Path) -> 
         "it with its other spellings"
     ]
     assert pl.Series(pts[Col.ARM_ID]).n_unique() == 2  # one by conc, one by request rate
+
+
+def test_an_eagle3_arm_is_labelled_eagle3(tmp_path: Path) -> None:
+    # data/samples/minimax-m2.5-eagle3-lcb: a real InferenceX run of MiniMax-M2.5 with
+    # speculative_config {'model': 'thoughtworks/MiniMax-M2.5-Eagle3', 'method': 'eagle3',
+    # 'num_speculative_tokens': 3} in its server log (InferenceX labels it spec-mtp).
+    sample = Path(__file__).resolve().parents[2] / "data" / "samples" / "minimax-m2.5-eagle3-lcb"
+    store = Store(tmp_path)
+    ingest_paths([sample], store, run_id="e")
+    pts = store.points(["e"])
+    assert pts.select(Col.SPEC_METHOD, Col.NUM_SPEC_TOKENS, Col.ARM_LABEL).unique().rows() == [
+        ("eagle3", 3, "TP8 EP8 | EAGLE3 K=3 | kv none")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "method", "k", "label"),
+    [
+        ("mtp", canonical_spec_method("NEXTN"), 3, "MTP K=3"),  # SGLang's name for MTP
+        ("mtp", canonical_spec_method("deepseek_mtp"), 1, "MTP K=1"),
+        ("mtp", canonical_spec_method("EAGLE3"), 3, "EAGLE3 K=3"),
+        ("mtp", canonical_spec_method("STANDALONE"), 5, "draft model K=5"),
+        ("mtp", canonical_spec_method("ngram"), 4, "n-gram K=4"),
+        ("mtp", canonical_spec_method("DFLASH"), None, "DFlash"),
+        ("mtp", None, None, "MTP"),  # InferenceX's spec-mtp label and nothing else
+        ("detected", None, 3, "spec K=3"),  # counters only: nothing says which
+        ("none", None, None, "no spec"),
+    ],
+)
+def test_spec_labels(spec: str, method: str | None, k: int | None, label: str) -> None:
+    assert spec_label(spec, method, k) == label
