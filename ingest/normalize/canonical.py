@@ -100,6 +100,11 @@ SPEC_METHOD_NAMES: dict[str, str] = {
     "mlp_speculator": "MLP speculator",
 }
 
+# KV offload tiers; any other `kv_offloading` value names the backend that offloads to DRAM (the
+# flat agentic rows' `offloading: lmcache` is the nested rows' `kv_offloading: dram` with
+# `kv_offload_backend: lmcache`).
+KV_TIERS: frozenset[str] = frozenset({"none", "dram", "ssd", "disk"})
+
 _QUANT = re.compile(
     r"[-_](?:fp8|fp4|nvfp4|mxfp4|mxfp8|int4|int8|w4a16|w8a8|awq|gptq|bf16|dynamic|v\d+|preview)$",
     re.IGNORECASE,
@@ -233,6 +238,17 @@ def spec_label(spec: str | None, method: str | None, k: object) -> str:
     else:
         text = "spec"
     return f"{text} K={k}" if k else text
+
+
+def canonical_kv(tier: str | None, backend: str | None) -> tuple[str | None, str | None]:
+    """(kv_offloading, kv_offload_backend) in one form: a backend named as the tier
+    (`lmcache`, `hicache`) is DRAM offload through that backend."""
+    if tier is None:
+        return None, backend
+    text = str(tier).strip().lower()
+    if text in KV_TIERS:
+        return text, backend
+    return "dram", backend or text
 
 
 def canonical_framework(value: str | None) -> str | None:

@@ -16,8 +16,10 @@ from typing import Any
 import polars as pl
 
 from ingest.normalize.canonical import (
+    KV_TIERS,
     canonical_framework,
     canonical_hw,
+    canonical_kv,
     canonical_precision,
     canonical_spec_method,
     hw_from_runner,
@@ -102,6 +104,14 @@ def canonical_columns(data: dict[str, Any], n: int | None = None) -> None:
         if any(v is not None for v in values):
             # A value of the wrong type is left for the contract check to name.
             put(col, [fn(v) if isinstance(v, str) else v for v in values])
+    tier, backend = get(Col.KV_OFFLOADING), get(Col.KV_OFFLOAD_BACKEND)
+    if any(isinstance(t, str) and t.strip().lower() not in KV_TIERS for t in tier):
+        pairs = [
+            canonical_kv(t, b) if isinstance(t, str) and (b is None or isinstance(b, str)) else (t, b)
+            for t, b in zip(tier, backend, strict=True)
+        ]
+        put(Col.KV_OFFLOADING, [t for t, _ in pairs])
+        put(Col.KV_OFFLOAD_BACKEND, [b for _, b in pairs])
     runner = get(Col.RUNNER)
     if any(v is not None for v in runner):
         hw, label = get(Col.HW), get(Col.HW_LABEL)

@@ -43,7 +43,8 @@ def test_each_point_once_as_many_as_the_aggregate_has_rows(tmp_path: Path) -> No
     # the point files are kept (the fuller copies); the aggregate's rows are their copies
     assert all(p.startswith("bmk_agentic_glm5.1_") for p in pts[Col.SOURCE_PATH])
     by_load = {
-        (r[Col.CONC], r[Col.KV_OFFLOADING]): r[Col.MEAN_TTFT] for r in pts.iter_rows(named=True)
+        (r[Col.CONC], r[Col.KV_OFFLOAD_BACKEND]): r[Col.MEAN_TTFT]
+        for r in pts.iter_rows(named=True)
     }
     # agg_bmk.json row 2: conc 4, hicache, mean_ttft 0.9042303929145299 s
     assert by_load[(4, "hicache")] == 0.9042303929145299
@@ -67,7 +68,7 @@ def test_a_copy_that_disagrees_is_kept_apart_and_reported(tmp_path: Path) -> Non
     report = ingest_paths([copy], store, run_id="glm")
     pts = store.points(["glm"])
     assert pts.height == 13
-    twins = pts.filter((pl.col(Col.CONC) == 4) & (pl.col(Col.KV_OFFLOADING) == "hicache"))
+    twins = pts.filter((pl.col(Col.CONC) == 4) & (pl.col(Col.KV_OFFLOAD_BACKEND) == "hicache"))
     assert sorted(twins[Col.MEAN_TTFT].to_list()) == [0.9042303929145299, 0.95]
     assert twins[Col.REPEATS].to_list() == [None, None]  # not averaged: a copy, not a repeat
     (why,) = [n.reason for n in report.notes if "disagree" in n.reason]

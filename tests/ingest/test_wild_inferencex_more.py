@@ -100,7 +100,7 @@ def test_a_browser_zip_of_results_bmk_with_one_row(tmp_path: Path) -> None:
         None,
         "fp4",
     )
-    assert p[Col.KV_OFFLOADING] == "lmcache"
+    assert (p[Col.KV_OFFLOADING], p[Col.KV_OFFLOAD_BACKEND]) == ("dram", "lmcache")
     # tput_per_gpu = total_tput_tps at TP1 = 16865.48518091639
     assert p[Col.TPUT_PER_GPU] == 16865.48518091639
     # v0.2/v0.3 rows: mean/p75/p90/p95 only, so no median and no p99

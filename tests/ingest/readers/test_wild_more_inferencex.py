@@ -93,5 +93,9 @@ def test_per_point_bmk_agentic_files_of_an_offload_ab(tmp_path: Path) -> None:
         assert p[Col.MEAN_INTVTY] == intvty
         assert p[Col.NUM_REQUESTS_SUCCESSFUL] == ok
         assert p[Col.DURATION] == duration
-    assert pts[HICACHE][Col.KV_OFFLOADING] == "hicache"
+    # the flat row's `offloading: hicache` is DRAM offload through HiCache (canonical key)
+    assert (pts[HICACHE][Col.KV_OFFLOADING], pts[HICACHE][Col.KV_OFFLOAD_BACKEND]) == (
+        "dram",
+        "hicache",
+    )
     assert pts[NONE][Col.KV_OFFLOADING] == "none"
