@@ -80,7 +80,9 @@ class Merged:
             if len(kept) == 1:
                 why = f"the same measurement as {kept[0]}"
             else:
-                shown = ", ".join(kept[:3]) + (f", ... ({len(kept)} files)" if len(kept) > 3 else "")
+                shown = ", ".join(kept[:3]) + (
+                    f", ... ({len(kept)} files)" if len(kept) > 3 else ""
+                )
                 why = f"{len(kept)} of its points are the same measurements as {shown}"
             out.append((path, f"{why} (same configuration, load and measured values): stored once"))
         return out
@@ -135,28 +137,42 @@ def measurement(source_path: str, row: Row, point_id: str | None = None) -> dict
     return out
 
 
+def _weight(row: Row) -> int:
+    n = row.get(str(Col.REPEATS))
+    return n if isinstance(n, int) and n > 1 else 1
+
+
+def _underlying(row: Row) -> list[dict[str, Any]]:
+    """The measurements a row stands for: its own `metadata.repeats` (a point that summarises
+    repeats already, e.g. a sweep combination), else itself."""
+    kept = _meta(row.get(str(Col.METADATA))).get("repeats")
+    if isinstance(kept, list) and kept:
+        return [k for k in kept if isinstance(k, dict)]
+    return [measurement(str(row.get(str(Col.SOURCE_PATH))), row, str(row.get(str(Col.POINT_ID))))]
+
+
 def _mean_row(reps: list[Row]) -> Row:
     """The repeats as one row: the fullest one's identity and provenance, the mean of each
-    measured column over the repeats that state it."""
-    base = dict(max(reps, key=_fullness))
+    measured column over the repeats that state it (a row that summarises n repeats counts n
+    times)."""
+    fullest: Row = max(reps, key=lambda r: _fullness(r))
+    base = dict(fullest)
     for c in MEASURED:
-        vals = [float(r[c]) for r in reps if r.get(c) is not None]
-        if vals:
-            mean = sum(vals) / len(vals)
+        pairs = [(float(r[c]), _weight(r)) for r in reps if r.get(c) is not None]
+        if pairs:
+            mean = sum(v * w for v, w in pairs) / sum(w for _, w in pairs)
             base[c] = round(mean) if c in _INTS else mean
-    base[str(Col.REPEATS)] = len(reps)
-    tputs = [float(r[str(Col.TOTAL_TPUT)]) for r in reps if r.get(str(Col.TOTAL_TPUT)) is not None]
-    if len(tputs) == len(reps) and sum(tputs) > 0:
+    every = [m for r in reps for m in _underlying(r)]
+    base[str(Col.REPEATS)] = sum(_weight(r) for r in reps)
+    tputs = [float(m[str(Col.TOTAL_TPUT)]) for m in every if m.get(str(Col.TOTAL_TPUT)) is not None]
+    if len(tputs) == len(every) and sum(tputs) > 0:
         base[str(Col.REPEAT_SPREAD)] = (max(tputs) - min(tputs)) / (sum(tputs) / len(tputs))
     meta = _meta(base.get(str(Col.METADATA)))
-    meta["repeats"] = [
-        measurement(str(r.get(str(Col.SOURCE_PATH))), r, str(r.get(str(Col.POINT_ID))))
-        for r in reps
-    ]
+    meta["repeats"] = every
     base[str(Col.METADATA)] = json.dumps(meta, sort_keys=True, default=str)
     sources = sorted({str(r.get(str(Col.SOURCE_PATH))) for r in reps})
     said = (
-        f"the mean of {len(reps)} measurements of this configuration at this load "
+        f"the mean of {base[str(Col.REPEATS)]} measurements of this configuration at this load "
         f"({', '.join(sources)}); each is in metadata.repeats"
     )
     base[str(Col.WARNINGS)] = [*(base.get(str(Col.WARNINGS)) or []), said]
@@ -177,7 +193,7 @@ def _sort_group(rows: list[Row], out: Merged) -> list[Row]:
             copies.append([row])
     kept: list[Row] = []
     for cluster in copies:
-        best = max(cluster, key=_fullness)
+        best: Row = max(cluster, key=lambda r: _fullness(r))
         for other in cluster:
             if other is best:
                 continue
@@ -187,9 +203,7 @@ def _sort_group(rows: list[Row], out: Merged) -> list[Row]:
         kept.append(best)
     if len(kept) < 2:
         return kept
-    disagree = [
-        (a, b) for i, a in enumerate(kept) for b in kept[i + 1 :] if _same_run(a, b)
-    ]
+    disagree = [(a, b) for i, a in enumerate(kept) for b in kept[i + 1 :] if _same_run(a, b)]
     if disagree:
         for a, b in disagree:
             cols = _differing(a, b)

@@ -9,6 +9,13 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from ingest.normalize.canonical import (
+    FRAMEWORK_ALIASES,
+    HARDWARE,
+    HARDWARE_ALIASES,
+    MODELS,
+    PRECISION_ALIASES,
+)
 from ingest.schema import (
     ARM_KEY,
     COLUMNS,
@@ -27,14 +34,6 @@ from ingest.schema import (
     RejectCol,
     RunCol,
     SeriesCol,
-)
-
-from ingest.normalize.canonical import (
-    FRAMEWORK_ALIASES,
-    HARDWARE,
-    HARDWARE_ALIASES,
-    MODELS,
-    PRECISION_ALIASES,
 )
 
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "schema.md"

@@ -107,7 +107,9 @@ def canonical_columns(data: dict[str, Any], n: int | None = None) -> None:
     tier, backend = get(Col.KV_OFFLOADING), get(Col.KV_OFFLOAD_BACKEND)
     if any(isinstance(t, str) and t.strip().lower() not in KV_TIERS for t in tier):
         pairs = [
-            canonical_kv(t, b) if isinstance(t, str) and (b is None or isinstance(b, str)) else (t, b)
+            canonical_kv(t, b)
+            if isinstance(t, str) and (b is None or isinstance(b, str))
+            else (t, b)
             for t, b in zip(tier, backend, strict=True)
         ]
         put(Col.KV_OFFLOADING, [t for t, _ in pairs])

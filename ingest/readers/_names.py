@@ -43,7 +43,9 @@ _USERS = re.compile(r"(?:^|_)users(?P<users>\d+)(?=_|$)")
 # `baseline_sglang_tp8_conc64_isl1024_osl1024`.
 _PRECISIONS = frozenset({"fp4", "fp8", "bf16", "fp16", "int4", "int8", "mxfp8", "w4a16", "w8a8"})
 _PRECISIONS |= frozenset(PRECISION_ALIASES)
-_FRAMEWORKS = frozenset({"vllm", "sglang", "trt", "lmdeploy", "atom"}) | frozenset(FRAMEWORK_ALIASES)
+_FRAMEWORKS = frozenset({"vllm", "sglang", "trt", "lmdeploy", "atom"}) | frozenset(
+    FRAMEWORK_ALIASES
+)
 _HARDWARE = HARDWARE | frozenset(HARDWARE_ALIASES)
 
 

@@ -111,7 +111,9 @@ def _value(node: ast.expr) -> Any:
     vLLM 0.22) as its source text, so the other arguments are still read."""
     if isinstance(node, ast.Dict):
         return {
-            _value(k): _value(v) for k, v in zip(node.keys, node.values, strict=True) if k is not None
+            _value(k): _value(v)
+            for k, v in zip(node.keys, node.values, strict=True)
+            if k is not None
         }
     if isinstance(node, ast.List | ast.Tuple | ast.Set):
         return [_value(e) for e in node.elts]

@@ -55,9 +55,9 @@ def cmp(store: Store) -> RunComparison:
 
 def test_both_sources_give_one_canonical_key(store: Store) -> None:
     pts = store.points([DUMP_RUN, RAW_RUN]).filter(pl.col(Col.MODEL_PREFIX) == "kimik2.5")
-    got = pts.select(
-        Col.RUN_ID, Col.CONC, Col.MODEL, Col.MODEL_PREFIX, Col.HW, Col.ARM_ID
-    ).sort(Col.RUN_ID, Col.CONC)
+    got = pts.select(Col.RUN_ID, Col.CONC, Col.MODEL, Col.MODEL_PREFIX, Col.HW, Col.ARM_ID).sort(
+        Col.RUN_ID, Col.CONC
+    )
     assert got.rows() == [
         (DUMP_RUN, 32, None, "kimik2.5", "mi355x", got[Col.ARM_ID][0]),
         (DUMP_RUN, 64, None, "kimik2.5", "mi355x", got[Col.ARM_ID][0]),

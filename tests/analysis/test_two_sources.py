@@ -52,9 +52,7 @@ def test_raw_aiperf_exports_pair_with_their_aggregates(tmp_path: Path) -> None:
 
 
 def test_a_downloaded_ci_artifact_pairs_with_a_later_sweep(tmp_path: Path) -> None:
-    store = _store(
-        tmp_path, {"dl": ROCM / "download_0601", "sweep": ROCM / "sweep_0603"}
-    )
+    store = _store(tmp_path, {"dl": ROCM / "download_0601", "sweep": ROCM / "sweep_0603"})
     pts = store.points(["dl", "sweep"])
     assert pts.height == 40
     key = pts.select(Col.MODEL_PREFIX, Col.HW, Col.FRAMEWORK, Col.PRECISION, Col.TP).unique()

@@ -116,9 +116,7 @@ def test_an_unknown_model_is_kept_case_folded_and_noted_once(tmp_path: Path) -> 
     )
     pts = store.points(["q"])
     assert pts.height == 2
-    assert pts.select(Col.MODEL_PREFIX, Col.PRECISION).unique().rows() == [
-        ("qwen3.6-nvfp4", "fp4")
-    ]
+    assert pts.select(Col.MODEL_PREFIX, Col.PRECISION).unique().rows() == [("qwen3.6-nvfp4", "fp4")]
     notes = [n.reason for n in report.notes if "model table" in n.reason]
     assert notes == [
         "model 'qwen3.6-nvfp4' is not in the model table "

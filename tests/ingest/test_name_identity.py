@@ -59,8 +59,9 @@ def test_a_named_raw_file_gets_hardware_and_precision(tmp_path: Path) -> None:
         32,
     )
     assert (p[Col.ISL], p[Col.OSL]) == (8192, 1024)
-    assert "precision=int4, hw_label=mi355x, model_prefix=kimik2.5 taken from the file name" in (
-        p[Col.WARNINGS]
+    assert (
+        "precision=int4, hw_label=mi355x, model_prefix=kimik2.5 taken from the file name"
+        in (p[Col.WARNINGS])
     )
 
 

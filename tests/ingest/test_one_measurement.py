@@ -72,6 +72,9 @@ def test_a_copy_that_disagrees_is_kept_apart_and_reported(tmp_path: Path) -> Non
     assert sorted(twins[Col.MEAN_TTFT].to_list()) == [0.9042303929145299, 0.95]
     assert twins[Col.REPEATS].to_list() == [None, None]  # not averaged: a copy, not a repeat
     (why,) = [n.reason for n in report.notes if "disagree" in n.reason]
-    assert "mean_ttft 0.9042303929145299 vs 0.95" in why or "mean_ttft 0.95 vs 0.9042303929145299" in why
+    assert (
+        "mean_ttft 0.9042303929145299 vs 0.95" in why
+        or "mean_ttft 0.95 vs 0.9042303929145299" in why
+    )
     assert why.endswith("both kept apart")
     assert all(why in (w or []) for w in twins[Col.WARNINGS].to_list())
