@@ -8,8 +8,8 @@ file name:
   both state) are one measurement that the download holds twice (a `bmk_agentic_*/<name>.json`
   and its row in `results_bmk/agg_bmk.json`, a zip and its unzipped copy). The fullest row is
   stored; the others' files name it as their point.
-- **disagreeing copies**: rows from the same benchmark run (equal request counts, token totals
-  and duration) whose measured values differ. Both are kept apart, each with a warning, and the
+- **disagreeing copies**: rows from the same benchmark run (equal duration, and equal request
+  counts and token totals where both state them) whose measured values differ. Both are kept apart, each with a warning, and the
   ingest notes say which values differ.
 - **repeats**: different measurements of the same configuration at the same load (lines
   appended to one SGLang JSONL or vLLM JSON, re-runs in a download). They become one point, as a
@@ -105,8 +105,10 @@ def _same_values(a: Row, b: Row) -> bool:
 
 
 def _same_run(a: Row, b: Row) -> bool:
+    # The duration tells one run from a repeat (a repeat with a fixed prompt set has the same
+    # request and token counts); without it two rows are never taken for one run.
     shared = _shared(a, b, RUN_FINGERPRINT)
-    return len(shared) >= 2 and all(_equal(a[c], b[c]) for c in shared)
+    return str(Col.DURATION) in shared and all(_equal(a[c], b[c]) for c in shared)
 
 
 def _differing(a: Row, b: Row) -> list[str]:

@@ -13,8 +13,10 @@ from ingest.normalize.canonical import (
     FRAMEWORK_ALIASES,
     HARDWARE,
     HARDWARE_ALIASES,
+    KV_TIERS,
     MODELS,
     PRECISION_ALIASES,
+    SPEC_METHOD_ALIASES,
 )
 from ingest.schema import (
     ARM_KEY,
@@ -113,7 +115,14 @@ def _canonical() -> list[str]:
         "- **precision**: lower-cased, " + pairs(PRECISION_ALIASES) + " (the InferenceX app's "
         "normalisation); from the checkpoint name's suffix when nothing else says it.",
         "- **engine** (`framework`): lower-cased, " + pairs(FRAMEWORK_ALIASES) + ".",
-        "- **topology, speculative decoding, KV offload, scenario**: as the columns of the arm",
+        "- **KV offload** (`kv_offloading`, `kv_offload_backend`): a tier ("
+        + ", ".join(f"`{t}`" for t in sorted(KV_TIERS))
+        + "; `cpu` is `dram`); a backend named as the tier (`offloading: lmcache`) is `dram`",
+        "  through that backend.",
+        "- **speculative method** (`spec_method`): one name per method ("
+        + pairs(SPEC_METHOD_ALIASES)
+        + ", any `*_mtp` -> `mtp`), with K (`num_spec_tokens`); the arm label names it.",
+        "- **topology, speculative decoding, scenario**: as the columns of the arm",
         "  key state them (unset `spec_decoding`/`kv_offloading` are `none`, unset EP, PP, DCP",
         "  and PCP are 1, unset DP-attention, disagg and multinode are false).",
         "",

@@ -104,6 +104,8 @@ SPEC_METHOD_NAMES: dict[str, str] = {
 # flat agentic rows' `offloading: lmcache` is the nested rows' `kv_offloading: dram` with
 # `kv_offload_backend: lmcache`).
 KV_TIERS: frozenset[str] = frozenset({"none", "dram", "ssd", "disk"})
+# Older spellings of a tier: the flat v0.x rows' `cpu` is CPU memory, InferenceX's `dram` since v1.
+KV_TIER_ALIASES: dict[str, str] = {"cpu": "dram"}
 
 _QUANT = re.compile(
     r"[-_](?:fp8|fp4|nvfp4|mxfp4|mxfp8|int4|int8|w4a16|w8a8|awq|gptq|bf16|dynamic|v\d+|preview)$",
@@ -246,6 +248,7 @@ def canonical_kv(tier: str | None, backend: str | None) -> tuple[str | None, str
     if tier is None:
         return None, backend
     text = str(tier).strip().lower()
+    text = KV_TIER_ALIASES.get(text, text)
     if text in KV_TIERS:
         return text, backend
     return "dram", backend or text

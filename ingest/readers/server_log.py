@@ -117,9 +117,18 @@ def _value(node: ast.expr) -> Any:
         }
     if isinstance(node, ast.List | ast.Tuple | ast.Set):
         return [_value(e) for e in node.elts]
-    if isinstance(node, ast.Call | ast.Name | ast.Attribute):
+    if isinstance(node, ast.Call) and _class_name(node.func):
         return ast.unparse(node)
+    if isinstance(node, ast.Attribute) and _class_name(node.value):
+        return ast.unparse(node)  # an enum member, e.g. CUDAGraphMode.FULL
     return ast.literal_eval(node)
+
+
+def _class_name(node: ast.expr) -> bool:
+    """A config class or enum as vLLM prints it (a capitalised name), never a call to a function
+    such as open()."""
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+    return bool(name) and str(name)[:1].isupper()
 
 
 def _args_literal(text: str) -> Any:

@@ -94,7 +94,15 @@ def test_two_models_never_dominate_each_other(tmp_path: Path) -> None:
         for r in table.iter_rows(named=True)
         for d in r["dominated_by"] or []
     ]
-    assert pairs and all(a == b for a, b in pairs)
+    assert all(a == b for a, b in pairs)
+    # The two Kimi-K2.5 checkpoints share the model key and are told apart by precision (the
+    # amd/Kimi-K2.5-MXFP4 name says fp4): three models, three comparison groups.
+    groups = pts.group_by(Col.MODEL_PREFIX, Col.PRECISION).agg(pl.col(Col.MODEL).unique())
+    assert sorted((k, str(p), sorted(m)) for k, p, m in groups.iter_rows()) == [
+        ("kimik2.5", "None", ["moonshotai/Kimi-K2.5"]),
+        ("kimik2.5", "fp4", ["amd/Kimi-K2.5-MXFP4"]),
+        ("minimaxm2.5", "None", ["MiniMaxAI/MiniMax-M2.5"]),
+    ]
 
 
 def test_spec_decoding_is_recognised_from_the_measurements_and_checked(tmp_path: Path) -> None:

@@ -155,7 +155,9 @@ ZIP16_ROWS = {
 
 def test_a_browser_zip_of_a_whole_offload_sweep(tmp_path: Path) -> None:
     pts = _points(tmp_path, [ZIP16], 14)
-    by_key = {(p[Col.CONC], p[Col.KV_OFFLOADING]): p for p in pts}
+    # `offloading: hicache` is DRAM offload through HiCache: keyed here by the backend
+    by_key = {(p[Col.CONC], p[Col.KV_OFFLOAD_BACKEND] or p[Col.KV_OFFLOADING]): p for p in pts}
+    assert {p[Col.KV_OFFLOADING] for p in pts} == {"none", "dram"}
     # 7 concurrencies x HiCache on/off, one row each
     assert set(by_key) == {
         (c, o) for c in (16, 32, 40, 48, 56, 64, 128) for o in ("none", "hicache")
