@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-import polars as pl
 
+import polars as pl
 import pytest
 
 from ingest.errors import ParseError
