@@ -67,6 +67,22 @@ def _model(prefix: Any, model: Any) -> Any:
     return prefix
 
 
+def _each(values: list[Any], fn: Any) -> list[Any]:
+    """`fn` over the strings of a column, once per distinct string (a batch repeats its values);
+    a value of the wrong type is left for the contract check to name."""
+    seen: dict[str, Any] = {}
+    out = []
+    for v in values:
+        if isinstance(v, str):
+            got = seen.get(v, seen)
+            if got is seen:
+                got = seen[v] = fn(v)
+            out.append(got)
+        else:
+            out.append(v)
+    return out
+
+
 def canonical_columns(data: dict[str, Any], n: int | None = None) -> None:
     """Bring the identity columns to their canonical form (`ingest.normalize.canonical`), in place.
 
@@ -93,17 +109,17 @@ def canonical_columns(data: dict[str, Any], n: int | None = None) -> None:
         put(Col.MODEL_PREFIX, [_model(p, m) for p, m in zip(prefix, model, strict=True)])
         # The checkpoint's name (`-MXFP4`, `-FP8`) is the least trusted source of its precision.
         precision = get(Col.PRECISION)
+        from_model = _each(model, precision_from_model)
         named = [
-            p if p is not None or not isinstance(m, str) else precision_from_model(m)
-            for p, m in zip(precision, model, strict=True)
+            p if p is not None or not isinstance(m, str) else f
+            for p, m, f in zip(precision, model, from_model, strict=True)
         ]
         if named != precision:
             put(Col.PRECISION, named)
     for col, fn in _CANONICAL:
         values = get(col)
         if any(v is not None for v in values):
-            # A value of the wrong type is left for the contract check to name.
-            put(col, [fn(v) if isinstance(v, str) else v for v in values])
+            put(col, _each(values, fn))
     tier, backend = get(Col.KV_OFFLOADING), get(Col.KV_OFFLOAD_BACKEND)
     if any(isinstance(t, str) and t.strip().lower() not in KV_TIERS for t in tier):
         pairs = [
@@ -117,9 +133,10 @@ def canonical_columns(data: dict[str, Any], n: int | None = None) -> None:
     runner = get(Col.RUNNER)
     if any(v is not None for v in runner):
         hw, label = get(Col.HW), get(Col.HW_LABEL)
+        named_hw = _each(runner, hw_from_runner)
         filled = [
-            h if h is not None or lab is not None else hw_from_runner(r)
-            for h, lab, r in zip(hw, label, runner, strict=True)
+            h if h is not None or lab is not None else r
+            for h, lab, r in zip(hw, label, named_hw, strict=True)
         ]
         if filled != hw:
             put(Col.HW, filled)
