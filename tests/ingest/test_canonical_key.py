@@ -12,8 +12,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ingest.normalize.canonical import (
+    MODELS,
     canonical_framework,
     canonical_hw,
     canonical_precision,
@@ -155,3 +158,24 @@ def test_an_eagle3_arm_is_labelled_eagle3(tmp_path: Path) -> None:
 )
 def test_spec_labels(spec: str, method: str | None, k: int | None, label: str) -> None:
     assert spec_label(spec, method, k) == label
+
+
+_ALIASES = [(key, alias) for key, aliases in MODELS.items() for alias in (key, *aliases)]
+
+
+@given(
+    pair=st.sampled_from(_ALIASES),
+    flips=st.lists(st.booleans(), min_size=64, max_size=64),
+    suffix=st.sampled_from(["", "-FP8", "-NVFP4", "-MXFP4-v2", "_fp4", "-Preview"]),
+    where=st.sampled_from(["{}", "/models/{}", "org/{}", "/data/{}/"]),
+)
+def test_every_spelling_of_a_known_model_gives_its_key(
+    pair: tuple[str, str], flips: list[bool], suffix: str, where: str
+) -> None:
+    key, alias = pair
+    name = alias.rsplit("/", 1)[-1] + suffix
+    cased = "".join(c.upper() if f else c.lower() for c, f in zip(name, flips, strict=False))
+    cased += name[len(flips) :]
+    assert model_key(None, where.format(cased)) == key
+    assert model_key(key, where.format(cased)) == key
+    assert model_key(model_key(None, cased), None) == key  # the key is its own key
