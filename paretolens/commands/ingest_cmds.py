@@ -18,6 +18,7 @@ from analysis.tables import Table
 from ingest.dump import DumpError, ingest_dump, is_dump_dir
 from ingest.errors import SchemaError
 from ingest.pipeline import IngestReport, check_defaults, ingest_paths
+from ingest.run_meta import FIELDS as RUN_FIELDS
 from ingest.schema import Col, RejectCol, RunCol
 from ingest.store import InvalidRunId, StoreWriteError
 from paretolens.commands.common import StoreOpt, console, emit, err, fail, open_store
@@ -54,16 +55,18 @@ def _exit(report: IngestReport) -> None:
     raise typer.Exit(1 if report.rejected else 0)
 
 
-def _settings(pairs: list[str]) -> dict[str, Any]:
-    """`--set COLUMN=VALUE` pairs as ingest defaults, checked before anything is read (exit 2)."""
+def _settings(pairs: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`--set KEY=VALUE` pairs, checked before anything is read (exit 2): (point columns as
+    ingest defaults, run catalog fields such as title or branch, `ingest.run_meta.FIELDS`)."""
     out: dict[str, Any] = {}
+    run: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise fail(f"--set {pair}: expected COLUMN=VALUE, e.g. hw=h200")
-        out[key.strip()] = value.strip()
+        (run if key.strip() in RUN_FIELDS else out)[key.strip()] = value.strip()
     try:
-        return check_defaults(out)
+        return check_defaults(out), run
     except SchemaError as exc:
         raise fail(f"--set {exc.field}: {exc.reason}") from exc
 
@@ -81,7 +84,9 @@ def ingest(
             "--set",
             help="what no file says, as COLUMN=VALUE (repeatable), e.g. --set hw=h200 "
             "--set num_gpus=4 --set model_prefix=llama3-70b; a file's own value wins (with a "
-            "warning). The same keys in a paretolens.yaml beside the files apply to them",
+            "warning). The same keys in a paretolens.yaml beside the files apply to them. "
+            "Run catalog fields (title, branch, head_sha, created_at, status, ...) set the run's "
+            "entry, over its .run.json",
         ),
     ] = None,
 ) -> None:
@@ -99,12 +104,17 @@ def ingest(
             raise fail(str(exc)) from exc
         _print_report(report, as_json)
         _exit(report)
-    defaults = _settings(set_ or [])
+    defaults, run_meta = _settings(set_ or [])
     st = open_store(store)
     try:
         if as_json or not sys.stderr.isatty():
             report = ingest_paths(
-                paths, st, run_id=run_id, defaults=defaults, defaults_from="--set"
+                paths,
+                st,
+                run_id=run_id,
+                run_meta=run_meta,
+                defaults=defaults,
+                defaults_from="--set",
             )
         else:
             with Progress(
@@ -119,6 +129,7 @@ def ingest(
                     paths,
                     st,
                     run_id=run_id,
+                    run_meta=run_meta,
                     progress=lambda d, t: prog.update(task, completed=d, total=t),
                     defaults=defaults,
                     defaults_from="--set",

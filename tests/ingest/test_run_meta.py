@@ -47,3 +47,28 @@ def test_the_callers_fields_win_and_a_broken_file_is_reported(tmp_path: Path) ->
     (bad,) = [r for r in report.rejected if r.path == ".run.json"]
     assert bad.reason.endswith("field 'title' must be a string, got 7")
     assert report.accepted == 5  # the points are stored all the same
+
+
+def test_set_gives_the_runs_catalog_fields_over_the_run_json(tmp_path: Path) -> None:
+    res = CliRunner().invoke(
+        app,
+        [
+            "ingest",
+            str(SAMPLE),
+            "--run-id",
+            "r",
+            "--set",
+            "title=TP4 offload sweep",
+            "--set",
+            "hw=mi355x",
+            "--store",
+            str(tmp_path),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    row = _catalog(Store(tmp_path), "r")
+    # --set wins for the title; the branch still comes from .run.json
+    assert (row[RunCol.TITLE], row[RunCol.BRANCH]) == (
+        "TP4 offload sweep",
+        "kimik2.7-mi355x-agentic",
+    )
