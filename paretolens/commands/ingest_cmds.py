@@ -155,7 +155,12 @@ def fetch(
     """Fetch a GitHub Actions run's artifacts and ingest them under its run id."""
     from ingest.github import GitHubClient, GitHubError, fetch_run
 
-    defaults = _settings(set_ or [])
+    defaults, run_fields = _settings(set_ or [])
+    if run_fields:
+        raise fail(
+            f"--set {', '.join(sorted(run_fields))}: fetch takes the run's catalog fields from "
+            "GitHub; --set gives point columns only here"
+        )
     settings = load_settings()
     token = settings.github_token.get_secret_value() if settings.github_token else None
     client = GitHubClient(api_url or settings.github_api_url, token, repo or settings.github_repo)
