@@ -20,25 +20,22 @@ from typing import Any
 
 import polars as pl
 
-from ingest.artifacts import Collected, collect_all
+from ingest.contract.col import Col
+from ingest.contract.evals_schema import EvalCol
+from ingest.contract.schema import RejectCol, RunCol, SeriesCol, empty_points
 from ingest.defaults import account_local, check_defaults, read_local_defaults
 from ingest.eval_rows import eval_frame
 from ingest.eval_store import read_evals
-from ingest.reading import parse_json, read_unit
-from ingest.report import FileOutcome, Ignored, IngestReport, Reject
+from ingest.reading import read_unit
+from ingest.report import Ignored, IngestReport, Reject
 from ingest.rows import build_rows
-from ingest.run_meta import run_metas
-from ingest.schema import Col, EvalCol, RejectCol, RunCol, SeriesCol, empty_points
-from ingest.store import Store, check_run_id
+from ingest.run_ids import check_run_id
+from ingest.sources.artifacts import Collected, collect_all
+from ingest.sources.run_meta import run_metas
+from ingest.store import Store
 
 __all__ = [
-    "FileOutcome",
-    "Ignored",
-    "IngestReport",
-    "Reject",
-    "check_defaults",
     "ingest_paths",
-    "parse_json",
 ]
 
 Row = dict[str, Any]
@@ -80,7 +77,7 @@ def ingest_paths(
         store: the target store.
         run_id: put every point under this run id.
         run_meta: catalog fields for the run(s) (repo, branch, head_sha, title, ...); they win
-            over a `.run.json` at the top of an input directory (`ingest.run_meta`).
+            over a `.run.json` at the top of an input directory (`ingest.sources.run_meta`).
         progress: called with (done, total) units as reading proceeds.
         defaults: canonical column -> value, for what the files do not say (the plan of a job
             the runner launched; ``--set key=value``). A default fills a column that the readers

@@ -15,14 +15,16 @@ from typing import Any
 import polars as pl
 
 from ingest import attach
+from ingest.contract.col import Col
+from ingest.contract.schema import SeriesCol
 from ingest.defaults import apply_defaults, fill_row, local_defaults
 from ingest.identity import refine_arms, unique_point_ids
-from ingest.measurements import merge_measurements
-from ingest.normalize import is_known_model, normalize_batch
+from ingest.normalize.batch import normalize_batch
+from ingest.normalize.canonical import is_known_model
+from ingest.normalize.measurements import merge_measurements
 from ingest.readers.base import ReadResult, SourceFile
 from ingest.reading import UnitOut, content_sha, files_of
 from ingest.report import FileOutcome, Ignored, IngestReport, Reject
-from ingest.schema import Col, SeriesCol
 
 Row = dict[str, Any]
 _INPUT = "__input_row"

@@ -15,6 +15,8 @@ from typing import Any
 
 import polars as pl
 
+from ingest.contract.col import Col
+from ingest.contract.schema import ARM_KEY
 from ingest.normalize.canonical import (
     KV_TIERS,
     canonical_framework,
@@ -27,7 +29,6 @@ from ingest.normalize.canonical import (
     precision_from_model,
     spec_label,
 )
-from ingest.schema import ARM_KEY, Col
 
 _HASH_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
 _REQUEST_RATE = str(Col.REQUEST_RATE)

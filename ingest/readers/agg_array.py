@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError, SchemaError
-from ingest.normalize import normalize
+from ingest.normalize.row import normalize
 from ingest.readers.agentic import is_agentic_v3, read_agentic_v3
 from ingest.readers.agentic_flat import is_agentic_flat, read_agentic_flat
 from ingest.readers.agg_fixed import is_fixed_aggregate, read_fixed_row
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
-from ingest.schema import Col
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class AggArrayReader:
                 result.rejects.append(RowReject(exc.field, exc.reason, str(i)))
                 continue
             # A second element of one configuration and conc with other numbers (a retried job)
-            # is a repeat: the pipeline makes one point of them (ingest.measurements).
+            # is a repeat: the pipeline makes one point of them (ingest.normalize.measurements).
             if point in seen_points:
                 result.notes.append(
                     f"element {i} measures the configuration and conc of element "

@@ -24,8 +24,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from ingest.contract.col import Col
+from ingest.contract.schema import SPECS
 from ingest.errors import ParseError
-from ingest.measurements import measurement
+from ingest.normalize.measurements import measurement
 from ingest.readers._common import Fields, put, warn
 from ingest.readers._names import NameFacts
 from ingest.readers._serving_metrics import (
@@ -38,7 +40,6 @@ from ingest.readers._serving_metrics import (
 )
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
 from ingest.readers.vllm_command import config_columns
-from ingest.schema import SPECS, Col
 
 _RUN = re.compile(r"^run=(?P<n>\d+)\.json$")
 _FAILURE = re.compile(r"^run=(?P<n>\d+)\.failure\.json$")
@@ -363,7 +364,7 @@ class VllmSweepReader:
             "sweep_bench": bench,
             "sweep_combination": v.name,
             "runs": per_run,
-            # every repeat's own measured values, as ingest.measurements keeps any repeats
+            # every repeat's own measured values, as ingest.normalize.measurements keeps any repeats
             "repeats": [
                 measurement(src.rel, {str(k): x for k, x in r.items()})
                 for (_n, src, _d), r in zip(runs, rows, strict=True)

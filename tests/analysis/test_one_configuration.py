@@ -17,11 +17,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analysis import RunComparison, compare_runs, comparison_markdown
-from analysis.history import arm_history
-from ingest.dump import ingest_dump
+from analysis.comparison.compare import RunComparison, compare_runs, comparison_markdown
+from analysis.comparison.history import arm_history
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
+from ingest.sources.dump import ingest_dump
 from ingest.store import Store
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import polars as pl
 
-from analysis import compare_runs
+from analysis.comparison.compare import compare_runs
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.data import DataSource
-from dashboard.state import RunView
 from tests.analysis.test_one_configuration import DUMP_RUN, RAW_RUN, two_sources
+from views.query.state import RunView
+from views.source import DataSource
 
 
 def test_a_dump_run_is_the_baseline_of_the_raw_run(

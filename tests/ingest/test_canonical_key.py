@@ -15,6 +15,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
+from ingest.contract.schema import ARM_KEY
 from ingest.normalize.canonical import (
     MODELS,
     canonical_framework,
@@ -27,7 +29,6 @@ from ingest.normalize.canonical import (
     spec_label,
 )
 from ingest.pipeline import ingest_paths
-from ingest.schema import ARM_KEY, Col
 from ingest.store import Store
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
 from ingest.readers._names import parse_name
 from ingest.readers.server_log import engine_of
-from ingest.schema import Col
 from ingest.store import Store
 
 WILD = Path(__file__).resolve().parent.parent / "fixtures" / "wild" / "inferencex"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import polars as pl
 
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 
 DOWNLOAD = (

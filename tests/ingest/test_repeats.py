@@ -19,8 +19,8 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 from paretolens.cli import app
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from ingest.contract.schema import RunCol
 from ingest.pipeline import ingest_paths
-from ingest.schema import RunCol
 from ingest.store import Store
 from paretolens.cli import app
 
