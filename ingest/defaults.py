@@ -13,7 +13,7 @@ from typing import Any
 from ingest.contract.col import Col
 from ingest.errors import SchemaError
 from ingest.normalize.batch import NOT_FROM_READERS
-from ingest.normalize.ids import canonical_hw
+from ingest.normalize.canonical import canonical_hw
 from ingest.normalize.values import coerce_value
 from ingest.report import FileOutcome, Ignored, IngestReport, Reject
 from ingest.sources.artifacts import Collected, Unit

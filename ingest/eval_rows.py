@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from ingest.contract.evals_schema import EVALS_SCHEMA, EvalCol
-from ingest.normalize.ids import arm_id
+from ingest.normalize.ids import arm_id, canonical_columns
 from ingest.reading import UnitOut
 from ingest.report import FileOutcome, Ignored, IngestReport
 
@@ -41,6 +41,7 @@ def eval_frame(outs: list[UnitOut], run_id: str, report: IngestReport) -> pl.Dat
             for r in res.evals:
                 row = {str(k): v for k, v in r.items()}
                 row[EvalCol.RUN_ID.value] = run_id
+                canonical_columns(row)  # the model key, precision and engine as a point's
                 row[EvalCol.ARM_ID.value] = arm_id(row)  # the keys it reads are Col values
                 rows.append(row)
                 files[_file_of(str(row[EvalCol.SOURCE_PATH.value]))] = None

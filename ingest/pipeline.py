@@ -31,6 +31,7 @@ from ingest.report import Ignored, IngestReport, Reject
 from ingest.rows import build_rows
 from ingest.run_ids import check_run_id
 from ingest.sources.artifacts import Collected, collect_all
+from ingest.sources.run_meta import run_metas
 from ingest.store import Store
 
 __all__ = [
@@ -75,7 +76,8 @@ def ingest_paths(
         paths: inputs; each becomes its own run unless `run_id` is given.
         store: the target store.
         run_id: put every point under this run id.
-        run_meta: catalog fields for the run(s) (repo, branch, head_sha, title, ...).
+        run_meta: catalog fields for the run(s) (repo, branch, head_sha, title, ...); they win
+            over a `.run.json` at the top of an input directory (`ingest.sources.run_meta`).
         progress: called with (done, total) units as reading proceeds.
         defaults: canonical column -> value, for what the files do not say (the plan of a job
             the runner launched; ``--set key=value``). A default fills a column that the readers
@@ -135,7 +137,8 @@ def ingest_paths(
             acc[1].extend(series)
             if rid not in report.runs:
                 report.runs.append(rid)
-    _store(store, per_run, report, run_meta or {}, now, per_run_evals)
+        metas = run_metas(paths, report.runs, run_id, dict(run_meta or {}), report)
+    _store(store, per_run, report, metas, now, per_run_evals)
     return report
 
 
@@ -143,12 +146,13 @@ def _store(
     store: Store,
     per_run: dict[str, tuple[list[pl.DataFrame], list[Row]]],
     report: IngestReport,
-    meta: dict[str, Any],
+    metas: dict[str, dict[str, Any]],
     now: datetime,
     evals: dict[str, list[pl.DataFrame]] | None = None,
 ) -> None:
     with store.lock():
         for rid in report.runs:
+            meta = metas.get(rid, {})
             frames, series = per_run.get(rid, ([], []))
             rows = pl.concat(frames) if frames else empty_points()
             existing = (

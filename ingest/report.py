@@ -62,7 +62,7 @@ class IngestReport:
     auxiliary: list[FileOutcome] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """The CLI's `--json` document: the counts and the five per-file lists."""
+        """The CLI's `--json` document: the counts, the five per-file lists and the notes."""
 
         def files(outs: list[FileOutcome]) -> list[dict[str, Any]]:
             return [{"run_id": o.run_id, "path": o.path, "points": list(o.point_ids)} for o in outs]
@@ -79,6 +79,7 @@ class IngestReport:
                 for r in self.rejected
             ],
             "ignored": [{"path": i.path, "reason": i.reason} for i in self.ignored],
+            "notes": [{"path": n.path, "note": n.reason} for n in self.notes],
         }
 
 

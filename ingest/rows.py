@@ -20,11 +20,14 @@ from ingest.contract.schema import SeriesCol
 from ingest.defaults import apply_defaults, fill_row, local_defaults
 from ingest.identity import refine_arms, unique_point_ids
 from ingest.normalize.batch import normalize_batch
+from ingest.normalize.canonical import is_known_model
+from ingest.normalize.measurements import merge_measurements
 from ingest.readers.base import ReadResult, SourceFile
 from ingest.reading import UnitOut, content_sha, files_of
 from ingest.report import FileOutcome, Ignored, IngestReport, Reject
 
 Row = dict[str, Any]
+_INPUT = "__input_row"
 
 
 @dataclass
@@ -202,15 +205,24 @@ def build_rows(
         artifacts=artifacts,
         ingested_at=now,
     )
+    _note_unknown_models(batch.frame, report)
     frame, moved = refine_arms(batch.frame)
     if moved:
         batch.point_ids = [moved.get(x, x) if x else x for x in batch.point_ids]
+    # The frame holds the accepted rows in input order; each remembers its input row.
+    taken_rows = [i for i, x in enumerate(batch.point_ids) if x]
+    frame = frame.with_columns(pl.Series(_INPUT, taken_rows, dtype=pl.Int64))
+    merged = merge_measurements(frame)
+    if merged.moved:
+        batch.point_ids = [merged.moved.get(x, x) if x else x for x in batch.point_ids]
+    report.notes.extend(Ignored(path, why, run_id) for path, why in merged.notes)
+    frame = merged.frame.sort(_INPUT)
     frame, renamed = unique_point_ids(frame)
     if renamed:
-        # The frame holds the accepted rows in input order: map its rows back to the inputs.
-        taken_rows = [i for i, x in enumerate(batch.point_ids) if x]
+        inputs = frame.get_column(_INPUT).to_list()
         for row, new in renamed.items():
-            batch.point_ids[taken_rows[row]] = new
+            batch.point_ids[inputs[row]] = new
+    frame = frame.drop(_INPUT)
     series: list[Row] = []
     aux_ids: dict[str, dict[str, None]] = {}
     for p in pending:
@@ -257,6 +269,29 @@ def build_rows(
         FileOutcome(run_id, rel, tuple(ids)) for rel, ids in aux_ids.items() if rel not in taken
     )
     return frame, series
+
+
+def _note_unknown_models(frame: pl.DataFrame, report: IngestReport) -> None:
+    """One note per model key the model table does not know (the first file that names it)."""
+    if not frame.height:
+        return
+    firsts = (
+        frame.filter(pl.col(Col.MODEL_PREFIX).is_not_null())
+        .group_by(Col.MODEL_PREFIX, maintain_order=True)
+        .agg(pl.col(Col.SOURCE_PATH).first(), pl.col(Col.MODEL).drop_nulls().first())
+    )
+    said = {n.reason for n in report.notes}
+    for key, path, model in firsts.iter_rows():
+        if is_known_model(key):
+            continue
+        given = f" (from {model!r})" if model and str(model).casefold() != key else ""
+        why = (
+            f"model {key!r}{given} is not in the model table (ingest.normalize.canonical.MODELS): "
+            f"kept as {key!r}; add a row there to pair it with its other spellings"
+        )
+        if why not in said:
+            said.add(why)
+            report.notes.append(Ignored(path, why))
 
 
 def _fill_only(point: Row) -> Row:

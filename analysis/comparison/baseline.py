@@ -15,12 +15,9 @@ Differences from compare_results.py, on purpose:
 
 - "newest" is the run's `created_at` from the runs catalog (the dump's `date` is the run's date
   too); ties go to the larger run id, so the choice is deterministic (the script's LIMIT 1 is not);
-- the configuration is every arm column (`ingest.contract.schema.ARM_KEY`), with the fields two sources of
-  the same InferenceX configuration spell differently brought to one form: the model is matched by
-  its key (`model_prefix`, the baseline's starting with the run's, as the script's LIKE; the HF
-  model path only when neither has a prefix: the app's dump does not keep it), framework and
-  precision through the InferenceX app's aliases (trtllm -> trt, nvfp4/mxfp4 -> fp4, ...), and
-  unset spec decoding / disagg / multinode / dp-attention / EP as their defaults;
+- the configuration is the canonical configuration key (`ingest.contract.schema.ARM_KEY`, brought to one
+  form at ingest: docs/schema.md), the model key (`model_prefix`) of the baseline starting with
+  the run's, as the script's LIKE;
 - the load is `conc`, or the request rate for request-rate sweeps.
 """
 
@@ -38,52 +35,17 @@ from ingest.contract.schema import ARM_KEY, RunCol
 BASELINE_MAIN = "baseline:main"
 MAIN = "main"
 
-# The InferenceX app's normalisers (packages/constants framework aliases, normalizePrecision).
-_FRAMEWORK_ALIASES = {
-    "trtllm": "trt",
-    "dynamo-trtllm": "dynamo-trt",
-    "sglang-disagg": "mori-sglang",
-}
-_PRECISION_ALIASES = {"nvfp4": "fp4", "mxfp4": "fp4"}
 _MODEL_KEY = "__model_key"
 _WHEN = "__created_at"
 _SOURCE_RUN = "__source_run"
-# Arm columns compared through a normal form rather than as stored.
-_NORMALISED = {
-    Col.MODEL,
-    Col.MODEL_PREFIX,
-    Col.FRAMEWORK,
-    Col.PRECISION,
-    Col.SPEC_DECODING,
-    Col.DISAGG,
-    Col.IS_MULTINODE,
-    Col.DP_ATTENTION,
-    Col.EP,
-}
 _LOAD = (Col.CONC, Col.REQUEST_RATE)
 
 
-def _lower(col: Col) -> pl.Expr:
-    return pl.col(col).cast(pl.String).str.to_lowercase().str.strip_chars()
-
-
 def _config_columns(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
-    """The frame with normalised copies of the arm columns, and the names to join on."""
-    exprs = {
-        "__framework": _lower(Col.FRAMEWORK).replace(_FRAMEWORK_ALIASES),
-        "__precision": _lower(Col.PRECISION).replace(_PRECISION_ALIASES),
-        "__spec": _lower(Col.SPEC_DECODING).fill_null("none"),
-        "__disagg": pl.col(Col.DISAGG).fill_null(False),
-        "__multinode": pl.col(Col.IS_MULTINODE).fill_null(False),
-        "__dpa": pl.col(Col.DP_ATTENTION).fill_null(False),
-        "__ep": pl.col(Col.EP).fill_null(1),
-    }
-    plain = [str(c) for c in ARM_KEY if c not in _NORMALISED]
-    out = frame.with_columns(
-        **exprs,
-        **{_MODEL_KEY: pl.coalesce(_lower(Col.MODEL_PREFIX), _lower(Col.MODEL))},
-    )
-    return out, [*plain, *exprs]
+    """The frame with its model key as a column, and the arm columns to join on."""
+    plain = [str(c) for c in ARM_KEY if c != Col.MODEL_PREFIX]
+    key = pl.col(Col.MODEL_PREFIX).cast(pl.String).str.to_lowercase().str.strip_chars()
+    return frame.with_columns(key.alias(_MODEL_KEY)), plain
 
 
 def _main_runs(runs_catalog: pl.DataFrame, run_id: str, branch: str) -> pl.DataFrame:

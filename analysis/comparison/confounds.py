@@ -15,7 +15,9 @@ from ingest.contract.col import Col
 from ingest.contract.schema import RUN_NOISE_FLAGS, server_flag_items
 
 CONFOUND_COLUMNS: tuple[Col, ...] = (
+    Col.MODEL,
     Col.IMAGE,
+    Col.FRAMEWORK_VERSION,
     Col.RECIPE_FINGERPRINT,
     Col.HW_LABEL,
     Col.RUNNER,

@@ -36,6 +36,7 @@ class Col(StrEnum):
     HW_LABEL = "hw_label"
     RUNNER = "runner"
     FRAMEWORK = "framework"
+    FRAMEWORK_VERSION = "framework_version"
     PRECISION = "precision"
     IMAGE = "image"
     RECIPE_FINGERPRINT = "recipe_fingerprint"

@@ -75,7 +75,9 @@ CONFIG_COLUMNS: tuple[ColumnSpec, ...] = (
         Col.MODEL_PREFIX,
         _S,
         "",
-        "InferenceX model prefix (infmax_model_prefix), e.g. kimik2.5",
+        "the canonical model key (ingest.normalize.canonical.MODELS): the InferenceX model "
+        "prefix, e.g. kimik2.5, from the prefix or the HF id or path, whichever the table knows; "
+        "a model it does not know as given, case-folded",
         None,
         "identity",
     ),
@@ -108,6 +110,15 @@ CONFIG_COLUMNS: tuple[ColumnSpec, ...] = (
         _S,
         "",
         "serving framework: vllm, sglang, trt, dynamo-vllm, atom, ...",
+        None,
+        "identity",
+    ),
+    ColumnSpec(
+        Col.FRAMEWORK_VERSION,
+        _S,
+        "",
+        "the engine's version as the result file, else the attached server log states it "
+        "(vLLM's `version 0.22.0` banner); a confound, not part of the configuration key",
         None,
         "identity",
     ),

@@ -51,11 +51,14 @@ _B = pa.bool_()
 SPECS: dict[Col, ColumnSpec] = {spec.name: spec for spec in COLUMNS}
 POINTS_SCHEMA: pa.Schema = pa.schema([pa.field(s.name.value, s.dtype) for s in COLUMNS])
 
-# The identity that defines an arm: everything about the configuration except conc and the run.
+# The canonical configuration key: everything about the configuration except the load and the
+# run, every value in its canonical form (`ingest.normalize.canonical`: the model key in
+# model_prefix, canonical hardware, precision and engine). Equal configurations from any source
+# (an InferenceX dump, a raw file, a local sweep, a launched job) have equal keys and one arm id;
+# what else differs between them (HF id or path, image, engine version, recipe) is a confound.
 ARM_KEY: tuple[Col, ...] = (
     Col.SCENARIO,
     Col.MODEL_PREFIX,
-    Col.MODEL,
     Col.HW,
     Col.FRAMEWORK,
     Col.PRECISION,
@@ -86,12 +89,11 @@ ARM_KEY: tuple[Col, ...] = (
 )
 
 # Default comparison group for frontiers: run x scenario x model x isl/osl x hw x precision.
-# Both model columns: two models never share a frontier, whether or not a prefix was recorded.
+# The model is its key (model_prefix), set on every row that names a model.
 DEFAULT_GROUP: tuple[Col, ...] = (
     Col.RUN_ID,
     Col.SCENARIO,
     Col.MODEL_PREFIX,
-    Col.MODEL,
     Col.ISL,
     Col.OSL,
     Col.HW,
@@ -121,6 +123,12 @@ IDENTITY_SOURCES: tuple[tuple[str, str], ...] = (
         "sidecars and the server command beside the result",
         "vllm_command.txt / sweep serve parameters: TP, EP, DP, max-num-seqs, spec config, "
         "offload connector, all flags in `server_flags`",
+    ),
+    (
+        "the checkpoint name and the runner label",
+        "precision from a checkpoint's quantisation suffix (amd/Kimi-K2.5-MXFP4 -> fp4), hardware "
+        "from a runner label's first segment when it is known hardware (MI355-gbt350-... -> "
+        "mi355x)",
     ),
     (
         "the plan of a job paretolens launched",

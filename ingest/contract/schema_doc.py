@@ -26,6 +26,15 @@ from ingest.contract.schema import (
     RunCol,
     SeriesCol,
 )
+from ingest.normalize.canonical import (
+    FRAMEWORK_ALIASES,
+    HARDWARE,
+    HARDWARE_ALIASES,
+    KV_TIERS,
+    MODELS,
+    PRECISION_ALIASES,
+    SPEC_METHOD_ALIASES,
+)
 
 DOC_PATH = Path(__file__).resolve().parents[2] / "docs" / "schema.md"
 
@@ -76,6 +85,53 @@ def _identity() -> list[str]:
     return lines
 
 
+def _canonical() -> list[str]:
+    def pairs(table: dict[str, str]) -> str:
+        return ", ".join(f"`{a}` -> `{b}`" for a, b in sorted(table.items()))
+
+    lines = [
+        "## The canonical configuration key",
+        "",
+        "One configuration has one key whatever the source (an InferenceX app dump, an aggregate,",
+        "a raw harness file, a local sweep, a job paretolens launched): the columns of the arm key",
+        "(below), each brought to one form at ingest (`ingest/normalize/canonical.py`). Baseline,",
+        "compare, history, deltas and the runs index pair arms by it (`arm_id`). What differs",
+        "between two paired points and is not configuration (the HF id or path in `model`, the",
+        "image, the runner, the recipe, the reader) is listed as a confound beside the numbers",
+        "(`analysis/confounds.py`), never a reason to leave the arms unpaired.",
+        "",
+        "- **model** (`model_prefix`): the model key, the InferenceX model prefix. The table below",
+        "  maps HF ids, display names and local directory names to it; matching is case-folded,",
+        "  ignores `-`, `_` and spaces, looks at a path's (or HF cache dir's) last component and",
+        "  drops a checkpoint's quantisation suffix (`-FP8`, `-NVFP4-v2`, ...). The prefix a source",
+        "  states is tried first, then `model`. A model no row knows is kept as given",
+        "  (a path by its last component), case-folded, and the ingest notes it once.",
+        "- **hardware** (`hw`): the label up to its first `-`, lower-cased, with "
+        + pairs(HARDWARE_ALIASES)
+        + "; from the runner label only when nothing else says it and its first segment is "
+        "known hardware (" + ", ".join(f"`{h}`" for h in sorted(HARDWARE)) + ").",
+        "- **precision**: lower-cased, " + pairs(PRECISION_ALIASES) + " (the InferenceX app's "
+        "normalisation); from the checkpoint name's suffix when nothing else says it.",
+        "- **engine** (`framework`): lower-cased, " + pairs(FRAMEWORK_ALIASES) + ".",
+        "- **KV offload** (`kv_offloading`, `kv_offload_backend`): a tier ("
+        + ", ".join(f"`{t}`" for t in sorted(KV_TIERS))
+        + "; `cpu` is `dram`); a backend named as the tier (`offloading: lmcache`) is `dram`",
+        "  through that backend.",
+        "- **speculative method** (`spec_method`): one name per method ("
+        + pairs(SPEC_METHOD_ALIASES)
+        + ", any `*_mtp` -> `mtp`), with K (`num_spec_tokens`); the arm label names it.",
+        "- **topology, speculative decoding, scenario**: as the columns of the arm",
+        "  key state them (unset `spec_decoding`/`kv_offloading` are `none`, unset EP, PP, DCP",
+        "  and PCP are 1, unset DP-attention, disagg and multinode are false).",
+        "",
+        "| model key | also known as |",
+        "|---|---|",
+    ]
+    for key, aliases in sorted(MODELS.items()):
+        lines.append(f"| `{key}` | {_cell(', '.join(aliases))} |")
+    return [*lines, ""]
+
+
 def render() -> str:
     """The schema documentation as Markdown."""
     lines = [
@@ -96,6 +152,7 @@ def render() -> str:
         )
     lines.append("")
     lines += _identity()
+    lines += _canonical()
     lines += _simple("runs", RUNS_SCHEMA, {str(k): v for k, v in RUN_DESCRIPTIONS.items()})
     lines += _simple("rejects", REJECTS_SCHEMA, {str(k): v for k, v in REJECT_DESCRIPTIONS.items()})
     lines += _simple(

@@ -10,8 +10,9 @@ checks, each stated once), `ids` (arm and point identity).
 """
 
 from ingest.normalize.batch import NOT_FROM_READERS, Batch, normalize_batch
+from ingest.normalize.canonical import canonical_hw, is_known_model
 from ingest.normalize.derive import DEFAULTS
-from ingest.normalize.ids import arm_id, arm_label, canonical_hw, point_id
+from ingest.normalize.ids import arm_id, arm_label, point_id
 from ingest.normalize.row import normalize
 from ingest.normalize.rules import MAX_STRING_CHARS, RULES, Rule
 from ingest.normalize.values import coerce_value, parse_bool
@@ -27,6 +28,7 @@ __all__ = [
     "arm_label",
     "canonical_hw",
     "coerce_value",
+    "is_known_model",
     "normalize",
     "normalize_batch",
     "parse_bool",

@@ -17,7 +17,7 @@ import polars as pl
 from ingest.contract.col import Col
 from ingest.errors import SchemaError
 from ingest.normalize.derive import FLAGGED, POLARS, plan
-from ingest.normalize.ids import hw_pair, identify
+from ingest.normalize.ids import canonical_columns, hw_pair, identify
 from ingest.normalize.row import normalize
 from ingest.normalize.values import KIND, NAMES, clean_column
 
@@ -97,6 +97,7 @@ def normalize_batch(
             continue
         clean_column(KIND[name], vals, flagged)
         data[name] = vals
+    canonical_columns(data, n)
     hw_label, hw = data.get(str(Col.HW_LABEL)), data.get(str(Col.HW))
     if hw_label is not None or hw is not None:
         seen: dict[tuple[str | None, str | None], tuple[str | None, str | None]] = {}

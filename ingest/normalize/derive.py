@@ -22,7 +22,7 @@ import polars as pl
 
 from ingest.contract.col import STATS, Col
 from ingest.contract.schema import polars_schema
-from ingest.normalize.ids import hw_pair
+from ingest.normalize.ids import canonical_columns, hw_pair
 from ingest.normalize.planner import Planner
 from ingest.normalize.rules import rule_flags
 from ingest.normalize.speculative import spec_batch, spec_rates_batch, spec_rates_row, spec_row
@@ -79,6 +79,7 @@ class Plan:
 def derive_row(row: Row) -> None:
     """Fill the derived columns of one row, in place (the values are coerced already)."""
     _defaults_row(row)
+    canonical_columns(row)
     if row.get(Col.HW_LABEL) or row.get(Col.HW):
         # The batch path applies the same `hw_pair` to each distinct pair of its columns.
         row[Col.HW_LABEL], row[Col.HW] = hw_pair(row.get(Col.HW_LABEL), row.get(Col.HW))

@@ -17,6 +17,18 @@ import polars as pl
 
 from ingest.contract.col import Col
 from ingest.contract.schema import ARM_KEY
+from ingest.normalize.canonical import (
+    KV_TIERS,
+    canonical_framework,
+    canonical_hw,
+    canonical_kv,
+    canonical_precision,
+    canonical_spec_method,
+    hw_from_runner,
+    model_key,
+    precision_from_model,
+    spec_label,
+)
 
 _HASH_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
 _REQUEST_RATE = str(Col.REQUEST_RATE)
@@ -32,12 +44,6 @@ LABEL_KEY: tuple[str, ...] = (
 )
 
 
-def canonical_hw(label: str) -> str:
-    """InferenceX-app's canonical hardware: drop up to the last ':', keep the first '-' segment."""
-    tail = label.rsplit(":", 1)[-1]
-    return tail.split("-", 1)[0].lower()
-
-
 def hw_pair(label: str | None, hw: str | None) -> tuple[str | None, str | None]:
     """The hardware rules (`canonical_hw`) on one (hw_label, hw) pair."""
     if label and not hw:
@@ -47,6 +53,94 @@ def hw_pair(label: str | None, hw: str | None) -> tuple[str | None, str | None]:
     if hw:
         hw = canonical_hw(str(hw))
     return label, hw
+
+
+_CANONICAL: tuple[tuple[Col, Any], ...] = (
+    (Col.PRECISION, canonical_precision),
+    (Col.FRAMEWORK, canonical_framework),
+    (Col.SPEC_METHOD, canonical_spec_method),
+)
+
+
+def _model(prefix: Any, model: Any) -> Any:
+    if (prefix is None or isinstance(prefix, str)) and (model is None or isinstance(model, str)):
+        return model_key(prefix, model)
+    return prefix
+
+
+def _each(values: list[Any], fn: Any) -> list[Any]:
+    """`fn` over the strings of a column, once per distinct string (a batch repeats its values);
+    a value of the wrong type is left for the contract check to name."""
+    seen: dict[str, Any] = {}
+    out = []
+    for v in values:
+        if isinstance(v, str):
+            got = seen.get(v, seen)
+            if got is seen:
+                got = seen[v] = fn(v)
+            out.append(got)
+        else:
+            out.append(v)
+    return out
+
+
+def canonical_columns(data: dict[str, Any], n: int | None = None) -> None:
+    """Bring the identity columns to their canonical form (`ingest.normalize.canonical`), in place.
+
+    `data` is one row (`n` None: column -> value) or a batch (column -> list of `n` values). The
+    model key goes to `model_prefix`; hardware is taken from the runner label when nothing else
+    says it (the least trusted source, so only where `hw` and `hw_label` are both unknown).
+    """
+    rows = n is not None
+
+    def get(col: Col) -> list[Any]:
+        v = data.get(str(col))
+        if rows:
+            return v if v is not None else [None] * (n or 0)
+        return [v]
+
+    def put(col: Col, values: list[Any]) -> None:
+        if rows:
+            data[str(col)] = values
+        else:
+            data[str(col)] = values[0]
+
+    prefix, model = get(Col.MODEL_PREFIX), get(Col.MODEL)
+    if any(v is not None for v in prefix) or any(v is not None for v in model):
+        put(Col.MODEL_PREFIX, [_model(p, m) for p, m in zip(prefix, model, strict=True)])
+        # The checkpoint's name (`-MXFP4`, `-FP8`) is the least trusted source of its precision.
+        precision = get(Col.PRECISION)
+        from_model = _each(model, precision_from_model)
+        named = [
+            p if p is not None or not isinstance(m, str) else f
+            for p, m, f in zip(precision, model, from_model, strict=True)
+        ]
+        if named != precision:
+            put(Col.PRECISION, named)
+    for col, fn in _CANONICAL:
+        values = get(col)
+        if any(v is not None for v in values):
+            put(col, _each(values, fn))
+    tier, backend = get(Col.KV_OFFLOADING), get(Col.KV_OFFLOAD_BACKEND)
+    if any(isinstance(t, str) and t.strip().lower() not in KV_TIERS for t in tier):
+        pairs = [
+            canonical_kv(t, b)
+            if isinstance(t, str) and (b is None or isinstance(b, str))
+            else (t, b)
+            for t, b in zip(tier, backend, strict=True)
+        ]
+        put(Col.KV_OFFLOADING, [t for t, _ in pairs])
+        put(Col.KV_OFFLOAD_BACKEND, [b for _, b in pairs])
+    runner = get(Col.RUNNER)
+    if any(v is not None for v in runner):
+        hw, label = get(Col.HW), get(Col.HW_LABEL)
+        named_hw = _each(runner, hw_from_runner)
+        filled = [
+            h if h is not None or lab is not None else r
+            for h, lab, r in zip(hw, label, named_hw, strict=True)
+        ]
+        if filled != hw:
+            put(Col.HW, filled)
 
 
 def _hash(*parts: Any) -> str:
@@ -120,17 +214,14 @@ def arm_label(row: Mapping[str, Any]) -> str:
     if row.get(Col.DISAGG):
         topo += " disagg"
     parts.append(topo)
-    spec = row.get(Col.SPEC_DECODING) or "none"
-    if spec != "none":
-        s = str(spec).upper()
-        method = row.get(Col.SPEC_METHOD)
-        if method and str(method).lower() != str(spec).lower():
-            s += f" {method}"
-        if row.get(Col.NUM_SPEC_TOKENS):
-            s += f" K={row.get(Col.NUM_SPEC_TOKENS)}"
-        parts.append(s)
-    else:
-        parts.append("no spec")
+    method = row.get(Col.SPEC_METHOD)
+    parts.append(
+        spec_label(
+            row.get(Col.SPEC_DECODING),
+            str(method) if method else None,
+            row.get(Col.NUM_SPEC_TOKENS),
+        )
+    )
     kv = row.get(Col.KV_OFFLOADING) or "none"
     backend = row.get(Col.KV_OFFLOAD_BACKEND)
     parts.append(f"kv {kv}/{backend}" if backend and kv != "none" else f"kv {kv}")

@@ -11,6 +11,14 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from ingest.normalize.canonical import (
+    FRAMEWORK_ALIASES,
+    HARDWARE,
+    HARDWARE_ALIASES,
+    MODELS,
+    PRECISION_ALIASES,
+)
+
 # {EXP}_{PREC}_{FW}_tp{TP}[-pp{PP}][-dcp{DCP}][-pcp{PCP}]-ep{EP}-dpa{bool}_disagg-{bool}_spec-{SPEC}
 #   _conc{CONC}_{runner}[_recipe-{fingerprint[:16]}]
 _SINGLE = re.compile(
@@ -30,6 +38,15 @@ _CONC = re.compile(r"(?:^|_)conc(?:urrency_)?(?P<conc>\d+)(?=_|$)")
 _SEQ_K = re.compile(r"(?:^|_)(?P<isl>\d+)k(?P<osl>\d+)k(?=_|$)")
 _SEQ = re.compile(r"(?:^|_)isl(?P<isl>\d+)_osl(?P<osl>\d+)(?=_|$)")
 _USERS = re.compile(r"(?:^|_)users(?P<users>\d+)(?=_|$)")
+# Name tokens that state a precision, an engine or hardware in free-form result names such as
+# `gptoss_fp4_h200_tp8_conc16_isl1024_osl1024` (a local RESULT_FILENAME) or
+# `baseline_sglang_tp8_conc64_isl1024_osl1024`.
+_PRECISIONS = frozenset({"fp4", "fp8", "bf16", "fp16", "int4", "int8", "mxfp8", "w4a16", "w8a8"})
+_PRECISIONS |= frozenset(PRECISION_ALIASES)
+_FRAMEWORKS = frozenset({"vllm", "sglang", "trt", "lmdeploy", "atom"}) | frozenset(
+    FRAMEWORK_ALIASES
+)
+_HARDWARE = HARDWARE | frozenset(HARDWARE_ALIASES)
 
 
 @dataclass(frozen=True)
@@ -56,11 +73,14 @@ class NameFacts:
     decode_gpus: int | None = None
     isl: int | None = None
     osl: int | None = None
+    hw: str | None = None
+    model: str | None = None
 
     @property
     def model_prefix(self) -> str | None:
-        """InferenceX EXP_NAME starts with the model prefix (e.g. kimik2.5_8k1k -> kimik2.5)."""
-        return self.exp_name.split("_", 1)[0] if self.exp_name else None
+        """InferenceX EXP_NAME starts with the model prefix (e.g. kimik2.5_8k1k -> kimik2.5); a
+        free-form name's first token when it is a model key (`model`)."""
+        return self.exp_name.split("_", 1)[0] if self.exp_name else self.model
 
 
 def _int(value: str | None) -> int | None:
@@ -132,10 +152,30 @@ def parse_name(name: str) -> NameFacts:
             spec=single["spec"],
             recipe=single["recipe"],
         )
+    else:
+        facts.update(_tokens(base))
     runner = _runner(base, single, split)
     if runner is not None:
         facts["runner"] = runner
     return NameFacts(**facts)
+
+
+def _tokens(base: str) -> dict[str, Any]:
+    """Precision, engine, hardware and model a free-form name states, each from the first token
+    that names one (`_`-separated, case-folded); nothing where two tokens disagree."""
+    found: dict[str, set[str]] = {"precision": set(), "framework": set(), "hw": set()}
+    tokens = [t.casefold() for t in base.split("_") if t]
+    for t in tokens:
+        if t in _PRECISIONS:
+            found["precision"].add(t)
+        elif t in _FRAMEWORKS:
+            found["framework"].add(t)
+        elif t in _HARDWARE:
+            found["hw"].add(t)
+    out: dict[str, Any] = {k: next(iter(v)) for k, v in found.items() if len(v) == 1}
+    if tokens and tokens[0] in MODELS:
+        out["model"] = tokens[0]
+    return out
 
 
 # Every InferenceX aggregate key that has been renamed, in one place: canonical field -> the keys

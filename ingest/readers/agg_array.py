@@ -107,15 +107,14 @@ class AggArrayReader:
             except (ParseError, SchemaError) as exc:
                 result.rejects.append(RowReject(exc.field, exc.reason, str(i)))
                 continue
+            # A second element of one configuration and conc with other numbers (a retried job)
+            # is a repeat: the pipeline makes one point of them (ingest.normalize.measurements).
             if point in seen_points:
-                first = seen_points[point]
-                reason = (
-                    f"same configuration and conc as element {first} (a retried job?); "
-                    f"element {first} was kept"
+                result.notes.append(
+                    f"element {i} measures the configuration and conc of element "
+                    f"{seen_points[point]} again: one point with both as repeats"
                 )
-                result.rejects.append(RowReject("", reason, str(i)))
-                continue
-            seen_points[point] = i
+            seen_points.setdefault(point, i)
             result.points.append(row)
         return result
 

@@ -279,6 +279,26 @@ def _metadata(f: Fields, row: Row) -> None:
         row[col.value] = got[1]
 
 
+def _name_identity(row: Row, facts: NameFacts) -> None:
+    """What a free-form file name says (precision, engine, hardware, model key), the least
+    trusted source: it fills what the file's fields and `--metadata` left unknown."""
+    said = []
+    for col, value in (
+        (Col.PRECISION, facts.precision),
+        (Col.FRAMEWORK, facts.framework),
+        (Col.HW_LABEL, facts.hw),
+        (Col.MODEL_PREFIX, facts.model_prefix),
+    ):
+        if value is None or row.get(col.value) is not None:
+            continue
+        if col is Col.HW_LABEL and row.get(Col.HW.value) is not None:
+            continue
+        row[col.value] = value
+        said.append(f"{col}={value}")
+    if said:
+        warn(row, f"{', '.join(said)} taken from the file name")
+
+
 _TWIN_KEY: tuple[Col, ...] = (
     *(Col.CONC, Col.REQUEST_RATE, Col.MODEL, Col.FRAMEWORK, Col.PRECISION, Col.HW_LABEL),
     *(Col.NUM_GPUS, Col.TP, Col.PP, Col.ISL, Col.OSL),
@@ -359,6 +379,7 @@ class BenchServingReader:
         _spec_decode(f, row)
         _load(f, row, facts)
         _metadata(f, row)
+        _name_identity(row, facts)
         return row
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from ingest.contract.evals_schema import EvalCol
 from ingest.errors import ParseError
-from ingest.normalize.ids import canonical_hw
+from ingest.normalize.canonical import canonical_hw
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
 
 _CONC_SUFFIX = re.compile(r"_conc(\d+)(?:_\d+)?\.json$")

@@ -32,6 +32,24 @@ _KV_POOL = re.compile(
     r"(?P<tag>\((?:EngineCore|Worker)[^)]*pid=\d+\)).*GPU KV cache size: (?P<n>\d[\d,]*) tokens"
 )
 _MARKERS = (b"SpecDecoding metrics:", b"non-default args:", b"vLLM API server version")
+# The engine and its version: vLLM's start banner (`█ ▀▄▀ █  version 0.22.0`, since 0.11) or
+# `vLLM API server version 0.10.1` before it; SGLang's `server_args=ServerArgs(...)` line.
+_VLLM_VERSION = re.compile(
+    r"(?:vLLM API server version|\u2588\s+version)\s+(?P<v>\d+\.\d+[\w.+\-]*)"
+)
+_SGLANG = b"server_args=ServerArgs("
+
+
+def engine_of(text: str) -> Row:
+    """`framework` and `framework_version` as the server log states them ({} if it does not)."""
+    m = _VLLM_VERSION.search(text)
+    if m:
+        return {Col.FRAMEWORK: "vllm", Col.FRAMEWORK_VERSION: m["v"]}
+    if any(marker.decode() in text for marker in _MARKERS):
+        return {Col.FRAMEWORK: "vllm"}
+    if _SGLANG.decode() in text:
+        return {Col.FRAMEWORK: "sglang"}
+    return {}
 
 
 def spec_from_log(text: str, rel: str) -> tuple[Row, list[str]]:
@@ -88,6 +106,38 @@ def spec_from_log(text: str, rel: str) -> tuple[Row, list[str]]:
     return row, notes
 
 
+def _value(node: ast.expr) -> Any:
+    """A literal node's value; a config object vLLM prints by its repr (`KVTransferConfig(...)`,
+    vLLM 0.22) as its source text, so the other arguments are still read."""
+    if isinstance(node, ast.Dict):
+        return {
+            _value(k): _value(v)
+            for k, v in zip(node.keys, node.values, strict=True)
+            if k is not None
+        }
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return [_value(e) for e in node.elts]
+    if isinstance(node, ast.Call) and _class_name(node.func):
+        return ast.unparse(node)
+    if isinstance(node, ast.Attribute) and _class_name(node.value):
+        return ast.unparse(node)  # an enum member, e.g. CUDAGraphMode.FULL
+    return ast.literal_eval(node)
+
+
+def _class_name(node: ast.expr) -> bool:
+    """A config class or enum as vLLM prints it (a capitalised name), never a call to a function
+    such as open()."""
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+    return bool(name) and str(name)[:1].isupper()
+
+
+def _args_literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except ValueError:
+        return _value(ast.parse(text, mode="eval").body)
+
+
 def nondefault_args(text: str, rel: str) -> dict[str, Any] | None:
     """The last `non-default args: {...}` dict of a vLLM log, flag names in CLI form (a-b).
 
@@ -100,7 +150,7 @@ def nondefault_args(text: str, rel: str) -> dict[str, Any] | None:
         if not m:
             continue
         try:
-            args = ast.literal_eval(m["args"])
+            args = _args_literal(m["args"])
         except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
             raise ParseError(
                 rel, f"line {lineno}", f"non-default args is not a Python dict literal: {exc}"
@@ -138,6 +188,8 @@ def read_log(text: str, rel: str) -> tuple[Row, list[str]]:
     pool = kv_pool_tokens(text)
     if pool is not None:
         row[Col.KV_CACHE_POOL_TOKENS] = pool
+    for col, value in engine_of(text).items():
+        row.setdefault(col, value)
     return row, notes
 
 
@@ -165,14 +217,16 @@ class ServerLogReader:
     name = "vllm_server_log"
 
     def sniff(self, src: SourceFile, doc: Any) -> bool:
-        return doc is None and any(marker in src.data for marker in _MARKERS)
+        return doc is None and (
+            any(marker in src.data for marker in _MARKERS) or _SGLANG in src.data
+        )
 
     def read(self, src: SourceFile, doc: Any) -> ReadResult:
         row, notes = read_log(src.text(), src.rel)
         if not row:
             return ReadResult(
                 notes=[
-                    "vLLM server log without SpecDecoding metrics, server "
+                    "server log without an engine banner, SpecDecoding metrics, server "
                     "args or KV pool lines: nothing to store"
                 ],
                 consumed=[src.rel],

@@ -27,6 +27,7 @@ import pyarrow as pa
 from ingest.contract.col import Col
 from ingest.contract.schema import SPECS
 from ingest.errors import ParseError
+from ingest.normalize.measurements import measurement
 from ingest.readers._common import Fields, put, warn
 from ingest.readers._names import NameFacts
 from ingest.readers._serving_metrics import (
@@ -363,6 +364,11 @@ class VllmSweepReader:
             "sweep_bench": bench,
             "sweep_combination": v.name,
             "runs": per_run,
+            # every repeat's own measured values, as ingest.normalize.measurements keeps any repeats
+            "repeats": [
+                measurement(src.rel, {str(k): x for k, x in r.items()})
+                for (_n, src, _d), r in zip(runs, rows, strict=True)
+            ],
         }
         if _NAME in serve or _NAME in bench:
             meta["sweep_overrides"] = _overrides(first)

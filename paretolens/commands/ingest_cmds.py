@@ -24,6 +24,7 @@ from ingest.pipeline import ingest_paths
 from ingest.report import IngestReport
 from ingest.run_ids import InvalidRunId
 from ingest.sources.dump import DumpError, ingest_dump, is_dump_dir
+from ingest.sources.run_meta import FIELDS as RUN_FIELDS
 from paretolens.commands.common import (
     FileFmtOpt,
     StoreOpt,
@@ -66,16 +67,18 @@ def _exit(report: IngestReport) -> None:
     raise typer.Exit(1 if report.rejected else 0)
 
 
-def _settings(pairs: list[str]) -> dict[str, Any]:
-    """`--set COLUMN=VALUE` pairs as ingest defaults, checked before anything is read (exit 2)."""
+def _settings(pairs: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`--set KEY=VALUE` pairs, checked before anything is read (exit 2): (point columns as
+    ingest defaults, run catalog fields such as title or branch, `ingest.sources.run_meta.FIELDS`)."""
     out: dict[str, Any] = {}
+    run: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise fail(f"--set {pair}: expected COLUMN=VALUE, e.g. hw=h200")
-        out[key.strip()] = value.strip()
+        (run if key.strip() in RUN_FIELDS else out)[key.strip()] = value.strip()
     try:
-        return check_defaults(out)
+        return check_defaults(out), run
     except SchemaError as exc:
         raise fail(f"--set {exc.field}: {exc.reason}") from exc
 
@@ -93,7 +96,9 @@ def ingest(
             "--set",
             help="what no file says, as COLUMN=VALUE (repeatable), e.g. --set hw=h200 "
             "--set num_gpus=4 --set model_prefix=llama3-70b; a file's own value wins (with a "
-            "warning). The same keys in a paretolens.yaml beside the files apply to them",
+            "warning). The same keys in a paretolens.yaml beside the files apply to them. "
+            "Run catalog fields (title, branch, head_sha, created_at, status, ...) set the run's "
+            "entry, over its .run.json",
         ),
     ] = None,
 ) -> None:
@@ -111,12 +116,17 @@ def ingest(
             raise fail(str(exc)) from exc
         _print_report(report, as_json)
         _exit(report)
-    defaults = _settings(set_ or [])
+    defaults, run_meta = _settings(set_ or [])
     st = open_store(store)
     try:
         if as_json or not sys.stderr.isatty():
             report = ingest_paths(
-                paths, st, run_id=run_id, defaults=defaults, defaults_from="--set"
+                paths,
+                st,
+                run_id=run_id,
+                run_meta=run_meta,
+                defaults=defaults,
+                defaults_from="--set",
             )
         else:
             with Progress(
@@ -131,6 +141,7 @@ def ingest(
                     paths,
                     st,
                     run_id=run_id,
+                    run_meta=run_meta,
                     progress=lambda d, t: prog.update(task, completed=d, total=t),
                     defaults=defaults,
                     defaults_from="--set",
@@ -156,7 +167,12 @@ def fetch(
     """Fetch a GitHub Actions run's artifacts and ingest them under its run id."""
     from ingest.sources.github import GitHubClient, GitHubError, fetch_run
 
-    defaults = _settings(set_ or [])
+    defaults, run_fields = _settings(set_ or [])
+    if run_fields:
+        raise fail(
+            f"--set {', '.join(sorted(run_fields))}: fetch takes the run's catalog fields from "
+            "GitHub; --set gives point columns only here"
+        )
     settings = load_settings()
     token = settings.github_token.get_secret_value() if settings.github_token else None
     client = GitHubClient(api_url or settings.github_api_url, token, repo or settings.github_repo)
@@ -223,10 +239,34 @@ def points(
             "'h200:kw=1.2,hyperscaler=2.5;b200:neocloud=3.1'",
         ),
     ] = None,
+    repeats: Annotated[
+        bool,
+        typer.Option(
+            "--repeats",
+            help="one row per underlying measurement: a point that summarises repeated runs "
+            "of one configuration and load gives each repeat with its source and values",
+        ),
+    ] = False,
     store: StoreOpt = None,
 ) -> None:
     """Print the canonical points of runs (with --costs, their cost and energy per token)."""
     df = open_store(store).points(run or None)
+    if repeats:
+        from ingest.normalize.measurements import repeat_rows
+
+        rows = repeat_rows(df).sort(Col.RUN_ID, Col.ARM_LABEL, Col.CONC, "repeat")
+        if fmt == "table":
+            rows = rows.select(
+                Col.RUN_ID,
+                Col.ARM_LABEL,
+                Col.CONC,
+                Col.REQUEST_RATE,
+                "repeat",
+                "repeat_source",
+                *[c for c in (Col.TOTAL_TPUT, Col.MEDIAN_TTFT, Col.DURATION) if c in rows.columns],
+            )
+        _emit(rows, fmt, output)
+        return
     shown: list[Col] = []
     if costs or hwcost is not None:
         from analysis.cost import load_hardware, parse_hwcost, with_costs

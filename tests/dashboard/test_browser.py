@@ -142,7 +142,7 @@ def test_clicking_a_point_pins_it_and_the_legend_hides_an_arm(driver: Any, live_
     )
     click_at(driver, entry.find_element(By.CSS_SELECTOR, ".legendtoggle"))
     hidden = wait(driver, lambda d: _query(d).get("hide"))
-    assert hidden == ["b62ed87d0d83937d~dsr1"]
+    assert hidden == ["04695361c3c878ed~dsr1"]
     assert console_errors(driver) == []
 
 

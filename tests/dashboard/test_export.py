@@ -27,10 +27,10 @@ DSR1_CLI_LINE = (
 # frontiers start above 40, so they have none).
 DSR1_AT_40 = """\
 run_id,arm_id,arm_name,arm_label,x (tok/s/user),y (tok/s/GPU),x_lo (tok/s/user),x_hi (tok/s/user)
-dsr1,95de164366692f08,TP4 EP4 | no spec | kv dram,TP4 EP4 | no spec | kv dram,40.0,2373.312452078361,32.252481139461196,109.42388128549072
-dsr1,b62ed87d0d83937d,TP4 EP4 | no spec | kv none,TP4 EP4 | no spec | kv none,40.0,2068.9905747868493,32.01311979969919,117.43561876035291
-dsr1,d1f94ba955dc3d7e,TP8 EP8 | no spec | kv none,TP8 EP8 | no spec | kv none,40.0,,112.52670904830688,121.97970183237813
-dsr1,d29dc9d2e21faf8f,TP8 EP8 | no spec | kv dram,TP8 EP8 | no spec | kv dram,40.0,,95.12443539259424,123.25543087272611
+dsr1,76f97a2b19229886,TP4 EP4 | no spec | kv dram,TP4 EP4 | no spec | kv dram,40.0,2373.312452078361,32.252481139461196,109.42388128549072
+dsr1,04695361c3c878ed,TP4 EP4 | no spec | kv none,TP4 EP4 | no spec | kv none,40.0,2068.9905747868493,32.01311979969919,117.43561876035291
+dsr1,771d86e1f3d86439,TP8 EP8 | no spec | kv none,TP8 EP8 | no spec | kv none,40.0,,112.52670904830688,121.97970183237813
+dsr1,f3fe2b40c4142a84,TP8 EP8 | no spec | kv dram,TP8 EP8 | no spec | kv dram,40.0,,95.12443539259424,123.25543087272611
 """
 
 

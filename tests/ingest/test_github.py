@@ -137,6 +137,7 @@ def test_cli_fetch_json_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
             "auxiliary",
             "rejected",
             "ignored",
+            "notes",
         }
         assert sum(len(f["points"]) for f in doc["accepted_files"]) == 5
         assert "ghp_secret" not in res.output

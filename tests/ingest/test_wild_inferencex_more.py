@@ -92,14 +92,15 @@ def test_a_browser_zip_of_results_bmk_with_one_row(tmp_path: Path) -> None:
         1,
     )
     # The artifact as downloaded says "hw": "", "framework": "", "precision": "" (the run's
-    # workflow left them unset): unknown, so no hardware and no framework are invented.
+    # workflow left them unset): unknown, so no hardware and no framework are invented; the
+    # checkpoint's name states its precision (MXFP4 -> fp4).
     assert (p[Col.HW], p[Col.HW_LABEL], p[Col.FRAMEWORK], p[Col.PRECISION]) == (
         None,
         None,
         None,
-        None,
+        "fp4",
     )
-    assert p[Col.KV_OFFLOADING] == "lmcache"
+    assert (p[Col.KV_OFFLOADING], p[Col.KV_OFFLOAD_BACKEND]) == ("dram", "lmcache")
     # tput_per_gpu = total_tput_tps at TP1 = 16865.48518091639
     assert p[Col.TPUT_PER_GPU] == 16865.48518091639
     # v0.2/v0.3 rows: mean/p75/p90/p95 only, so no median and no p99
@@ -154,7 +155,9 @@ ZIP16_ROWS = {
 
 def test_a_browser_zip_of_a_whole_offload_sweep(tmp_path: Path) -> None:
     pts = _points(tmp_path, [ZIP16], 14)
-    by_key = {(p[Col.CONC], p[Col.KV_OFFLOADING]): p for p in pts}
+    # `offloading: hicache` is DRAM offload through HiCache: keyed here by the backend
+    by_key = {(p[Col.CONC], p[Col.KV_OFFLOAD_BACKEND] or p[Col.KV_OFFLOADING]): p for p in pts}
+    assert {p[Col.KV_OFFLOADING] for p in pts} == {"none", "dram"}
     # 7 concurrencies x HiCache on/off, one row each
     assert set(by_key) == {
         (c, o) for c in (16, 32, 40, 48, 56, 64, 128) for o in ("none", "hicache")

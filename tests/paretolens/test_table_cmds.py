@@ -28,7 +28,7 @@ QUERIES = {
     "unmatched": "base=dsr1&candidate=mtp",
     "runs": "q=kimi",
     "jobs": "",
-    "history": "arm=95de164366692f08&at=40",
+    "history": "arm=76f97a2b19229886&at=40",
 }
 CASES = [(name, suffix) for name, spec in EXPORTS.items() for suffix in spec.formats]
 # --format of a URL suffix (`.md` is markdown)
@@ -40,10 +40,10 @@ CLI_FORMAT = {f.suffix: f.name for f in file_formats()}
 DSR1_AT_40_MD = """\
 | run_id | arm_id | arm_name | arm_label | x (tok/s/user) | y (tok/s/GPU) | x_lo (tok/s/user) | x_hi (tok/s/user) |
 |---|---|---|---|---|---|---|---|
-| dsr1 | 95de164366692f08 | TP4 EP4 \\| no spec \\| kv dram | TP4 EP4 \\| no spec \\| kv dram | 40.00 | 2373.31 | 32.25 | 109.42 |
-| dsr1 | b62ed87d0d83937d | TP4 EP4 \\| no spec \\| kv none | TP4 EP4 \\| no spec \\| kv none | 40.00 | 2068.99 | 32.01 | 117.44 |
-| dsr1 | d1f94ba955dc3d7e | TP8 EP8 \\| no spec \\| kv none | TP8 EP8 \\| no spec \\| kv none | 40.00 |  | 112.53 | 121.98 |
-| dsr1 | d29dc9d2e21faf8f | TP8 EP8 \\| no spec \\| kv dram | TP8 EP8 \\| no spec \\| kv dram | 40.00 |  | 95.12 | 123.26 |
+| dsr1 | 76f97a2b19229886 | TP4 EP4 \\| no spec \\| kv dram | TP4 EP4 \\| no spec \\| kv dram | 40.00 | 2373.31 | 32.25 | 109.42 |
+| dsr1 | 04695361c3c878ed | TP4 EP4 \\| no spec \\| kv none | TP4 EP4 \\| no spec \\| kv none | 40.00 | 2068.99 | 32.01 | 117.44 |
+| dsr1 | 771d86e1f3d86439 | TP8 EP8 \\| no spec \\| kv none | TP8 EP8 \\| no spec \\| kv none | 40.00 |  | 112.53 | 121.98 |
+| dsr1 | f3fe2b40c4142a84 | TP8 EP8 \\| no spec \\| kv dram | TP8 EP8 \\| no spec \\| kv dram | 40.00 |  | 95.12 | 123.26 |
 """
 
 
@@ -116,7 +116,7 @@ def test_the_terminal_table_and_the_list(web_store: Store) -> None:
     )  # fmt: skip
     assert res.exit_code == 0
     assert "Arms at median_intvty = 40.0" in res.stdout
-    assert "2373.31" in res.stdout and "95de164366692f08" in res.stdout
+    assert "2373.31" in res.stdout and "76f97a2b19229886" in res.stdout
     listing = _cli(web_store, "table").stdout
     assert "uplift" in listing and "/compare" in listing and "yaml, txt" in listing
 

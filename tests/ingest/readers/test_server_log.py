@@ -94,13 +94,21 @@ def test_kv_pool_sums_distinct_engine_processes() -> None:
     assert read_log(text, "k.log")[0] == {Col.KV_CACHE_POOL_TOKENS: 1_900_000}
 
 
-def test_a_log_without_spec_lines_or_args_stores_nothing() -> None:
+def test_a_log_with_only_its_banner_states_the_engine() -> None:
     src = text_file(
         "s/server.log", "INFO vLLM API server version 0.21.0\nINFO Started server process\n"
     )
     assert READER.sniff(src, None)
     res = READER.read(src, None)
-    assert res.enrich == {} and "nothing to store" in res.notes[0]
+    assert res.enrich == {Col.FRAMEWORK: "vllm", Col.FRAMEWORK_VERSION: "0.21.0"}
+
+
+def test_a_log_with_only_a_marker_states_the_engine() -> None:
+    # the marker of a log whose args line never came (vLLM cut off while starting)
+    src = text_file("s/server.log", "INFO Started server process\nINFO non-default args:\n")
+    assert READER.sniff(src, None)
+    res = READER.read(src, None)
+    assert res.enrich == {Col.FRAMEWORK: "vllm"} and res.notes == []
 
 
 @pytest.mark.parametrize(

@@ -149,7 +149,7 @@ def test_flat_process_agentic_result_v0_row() -> None:
     # conc 8; tput_per_gpu = 4000 / 4 GPUs = 1000; v0.2+ has no median and no p99.
     assert (row["conc"], row["tput_per_gpu"], row["p99_ttft"]) == (8, 1000.0, None)
     assert (row["p75_ttft"], row["p95_ttft"], row["p75_intvty"]) == (2.0, 4.0, 60.0)
-    assert row["kv_offloading"] == "cpu"
+    assert row["kv_offloading"] == "dram"  # `offloading: cpu` is CPU memory (InferenceX: dram)
     assert row["intvty_definition"] == "percentile_of_inverse"
 
 

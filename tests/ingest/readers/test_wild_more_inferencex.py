@@ -36,7 +36,12 @@ def test_a_browser_download_of_results_bmk(tmp_path: Path) -> None:
     assert p[Col.SCHEMA_VARIANT] == "agentic_flat"
     assert (p[Col.MODEL], p[Col.HW]) == ("amd/MiniMax-M2.5-MXFP4", "mi355x")
     assert (p[Col.TP], p[Col.NUM_GPUS], p[Col.CONC]) == (1, 1, 16)
-    assert (p[Col.KV_OFFLOADING], p[Col.SCENARIO]) == ("lmcache", "agentic-coding")
+    # `offloading: lmcache` is DRAM offload through LMCache (the canonical key)
+    assert (p[Col.KV_OFFLOADING], p[Col.KV_OFFLOAD_BACKEND], p[Col.SCENARIO]) == (
+        "dram",
+        "lmcache",
+        "agentic-coding",
+    )
     # tput_per_gpu = total_tput_tps at TP1; output_tput_tps; input_tput_tps
     assert p[Col.TPUT_PER_GPU] == 16865.48518091639
     assert p[Col.OUTPUT_TPUT] == 89.18120738358031
@@ -93,5 +98,9 @@ def test_per_point_bmk_agentic_files_of_an_offload_ab(tmp_path: Path) -> None:
         assert p[Col.MEAN_INTVTY] == intvty
         assert p[Col.NUM_REQUESTS_SUCCESSFUL] == ok
         assert p[Col.DURATION] == duration
-    assert pts[HICACHE][Col.KV_OFFLOADING] == "hicache"
+    # the flat row's `offloading: hicache` is DRAM offload through HiCache (canonical key)
+    assert (pts[HICACHE][Col.KV_OFFLOADING], pts[HICACHE][Col.KV_OFFLOAD_BACKEND]) == (
+        "dram",
+        "hicache",
+    )
     assert pts[NONE][Col.KV_OFFLOADING] == "none"

@@ -11,6 +11,7 @@ import json
 import math
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from ingest.contract.col import Col
@@ -244,11 +245,16 @@ def test_request_rate_is_never_conc_required() -> None:
 def test_pipeline_ingests_every_wild_file(tmp_path: Path) -> None:
     st = Store(tmp_path / "s")
     rep = ingest_paths([FIXTURES / WILD], st, run_id="wild")
-    # 9 + 7 (llm-d) + 12 + 12 (sweeps) + 1 (2024) + 2 (sweep runs) + 1 + 1 (spec) = 45 documents
+    # 9 + 7 (llm-d) + 12 + 12 (sweeps) + 1 (2024) + 2 (sweep runs) + 1 + 1 (spec) = 45 documents;
+    # the two llm-d files (two commits of one appended results.json, in two directories) both
+    # measured deployments no-features and kvcache at 30 req/s and at inf: kept apart, noted
     assert rep.accepted == 45
     assert rep.rejected == []
     points = st.points(["wild"])
     assert points.height == 45
+    assert points.filter(pl.col(Col.REPEATS) > 1).height == 0
+    apart = [n.reason for n in rep.notes if "in different directories" in n.reason]
+    assert len(apart) == 4
     by_file = points.group_by(str(Col.SOURCE_PATH)).len()
     counts = {str(p).rsplit("/", 2)[-2]: n for p, n in by_file.iter_rows()}
     assert counts["13ee6ea"] == 9 and counts["f747824"] == 12
