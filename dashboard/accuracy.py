@@ -16,9 +16,8 @@ import polars as pl
 
 from analysis.baseline import baseline_sources
 from analysis.evals import arm_accuracy
-from dashboard.cache import file_version
 from dashboard.facets import ARM_NAME
-from ingest.eval_store import evals_path, read_evals
+from ingest.eval_store import read_evals
 from ingest.schema import Col, EvalCol
 from ingest.store import Store
 
@@ -46,8 +45,8 @@ EVAL_SCHEMA: dict[str, pl.DataType] = {
 
 
 def evals_version(store: Store, runs: Sequence[str]) -> tuple[Any, ...]:
-    """The fingerprint of the runs' eval files (evals can be ingested without new points)."""
-    return tuple(file_version(evals_path(store, r)) for r in runs)
+    """The store's committed version (evals can be ingested without new points)."""
+    return (store.version(),)
 
 
 def run_evals(store: Store, runs: Sequence[str]) -> pl.DataFrame:

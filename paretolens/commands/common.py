@@ -99,7 +99,7 @@ def open_store(store: Path | None) -> Store:
     settings = load_settings()
     root = store or settings.store
     st = Store(root)
-    if store is None and Path(root) == settings.store and not st.runs_path.exists():
+    if store is None and Path(root) == settings.store and st.version() < 0:
         seed_samples(st)
     return st
 
