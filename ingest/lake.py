@@ -224,14 +224,18 @@ def commit(
     from deltalake.exceptions import CommitFailedError, DeltaError
 
     data = pa.concat_tables([to_lake(t, rows) for (t, _), rows in sorted(parts.items())])
-    props = CommitProperties(custom_metadata=dict(meta), max_commit_retries=20)
     opts = snap.options or None
+    # Creating the table: no retry, since delta-rs would retry a create that lost the race as
+    # an append of the same rows on top of the winner's.
+    props = CommitProperties(
+        custom_metadata=dict(meta), max_commit_retries=0 if snap.table is None else 20
+    )
     try:
         if snap.table is None:
             write_deltalake(
                 table_uri(snap.uri),
                 data,
-                mode="append",
+                mode="error",  # a table another writer created meanwhile: a conflict
                 partition_by=PARTITIONS,
                 storage_options=opts,
                 configuration={"delta.dataSkippingNumIndexedCols": "0"},
@@ -248,8 +252,8 @@ def commit(
             )
     except CommitFailedError as exc:
         raise ConflictError(str(exc)) from exc
-    except DeltaError as exc:
-        if snap.table is None and "already exists" in str(exc).lower():
+    except (DeltaError, OSError) as exc:
+        if snap.table is None and open_table(snap.uri) is not None:
             raise ConflictError(str(exc)) from exc
         raise
     dt = open_table(snap.uri)
