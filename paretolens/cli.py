@@ -12,6 +12,7 @@ from paretolens.commands import (
     ingest_cmds,
     runner_cmds,
     serve_cmds,
+    store_cmds,
     table_cmds,
 )
 
@@ -31,6 +32,7 @@ for module in (
     serve_cmds,
     runner_cmds,
     evals_cmds,
+    store_cmds,
 ):
     module.register(app)
 

@@ -23,7 +23,7 @@ from analysis.render import Rendering, render
 from analysis.tables import Table
 from ingest.pipeline import IngestReport, ingest_paths
 from ingest.schema import RunCol
-from ingest.store import Store
+from ingest.store import LegacyStoreError, Store
 from paretolens.settings import SAMPLES_DIR, load_settings
 
 StoreOpt = Annotated[
@@ -99,7 +99,11 @@ def open_store(store: Path | None) -> Store:
     settings = load_settings()
     root = store or settings.store
     st = Store(root)
-    if store is None and Path(root) == settings.store and st.version() < 0:
+    try:
+        version = st.version()
+    except LegacyStoreError as exc:  # a store written before Delta Lake: name the upgrade
+        raise fail(str(exc)) from exc
+    if store is None and Path(root) == settings.store and version < 0:
         seed_samples(st)
     return st
 
