@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -203,6 +204,17 @@ def predicate(parts: Iterable[tuple[str, str]]) -> str:
     return " OR ".join(terms)
 
 
+def _os_error(exc: Exception) -> OSError:
+    """A delta-rs failure as the OSError it reports ('... (os error 28)' -> ENOSPC)."""
+    if isinstance(exc, OSError):
+        return exc
+    text = str(exc).strip()
+    found = re.search(r"os error (\d+)", text)
+    code = int(found.group(1)) if found else 0
+    what = os.strerror(code) if code else (text.splitlines()[0] if text else type(exc).__name__)
+    return OSError(code, what)
+
+
 class ConflictError(Exception):
     """Another writer committed to the same partitions since this writer's snapshot."""
 
@@ -255,7 +267,7 @@ def commit(
     except (DeltaError, OSError) as exc:
         if snap.table is None and open_table(snap.uri) is not None:
             raise ConflictError(str(exc)) from exc
-        raise
+        raise _os_error(exc) from exc
     dt = open_table(snap.uri)
     assert dt is not None
     return dt.version()

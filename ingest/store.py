@@ -82,12 +82,6 @@ STEP_HOOK: Callable[[str], None] | None = None
 # How often a change is rebuilt on a newer version before giving up.
 _ATTEMPTS = 50
 _COLLAPSED_URI = re.compile(r"^(s3a?|gs|gcs|az|abfss?):/(?!/)", re.IGNORECASE)
-_ERRNO_WORDS = {
-    "no space left": errno.ENOSPC,
-    "quota": errno.EDQUOT,
-    "read-only file system": errno.EROFS,
-    "permission denied": errno.EACCES,
-}
 
 
 def _step(name: str) -> None:
@@ -130,15 +124,6 @@ class LegacyStoreError(ValueError):
             f" that this version no longer reads: convert it once with `paretolens store upgrade "
             f"--store {root}` (the old files are kept in {Path(str(root)) / 'legacy'})"
         )
-
-
-def _as_os_error(exc: Exception) -> OSError:
-    if isinstance(exc, OSError):
-        return exc
-    text = str(exc)
-    low = text.lower()
-    code = next((c for w, c in _ERRNO_WORDS.items() if w in low), 0)
-    return OSError(code, text.splitlines()[0] if text else type(exc).__name__)
 
 
 @dataclass
@@ -243,20 +228,16 @@ class Store:
         for _ in range(_ATTEMPTS):
             if not txn.parts:
                 return
-            _step("staged")
             try:
+                _step("staged")
                 lake.commit(txn.snap, txn.parts, self._meta(txn))
             except lake.ConflictError:
                 self._rebase(txn)
                 continue
-            except Exception as exc:
-                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                    raise
-                if isinstance(exc, StoreWriteError):
-                    raise
-                if isinstance(exc, (OSError,)) or type(exc).__module__.startswith("deltalake"):
-                    raise StoreWriteError(self.uri, _as_os_error(exc)) from exc
+            except StoreWriteError:
                 raise
+            except OSError as exc:
+                raise StoreWriteError(self.uri, exc) from exc
             _step("committed")
             return
         raise StoreWriteError(
