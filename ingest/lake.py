@@ -167,9 +167,7 @@ def snapshot_of(uri: str, dt: DeltaTable | None) -> Snapshot:
             "path", f"partition.{TABLE_COL}", f"partition.{RUN_COL}"
         ).iter_rows():
             files.setdefault((table, run), []).append(f"{base}/{path}")
-    return Snapshot(
-        dt.version(), {k: tuple(sorted(v)) for k, v in files.items()}, uri, opts, dt
-    )
+    return Snapshot(dt.version(), {k: tuple(sorted(v)) for k, v in files.items()}, uri, opts, dt)
 
 
 def to_lake(table: str, frame: pa.Table) -> pa.Table:
@@ -352,4 +350,3 @@ __all__ = [
     "storage_options",
     "table_uri",
 ]
-

@@ -368,7 +368,9 @@ class Store:
 
         Rows of other sources in the run are kept as they are.
         """
-        self._apply(lambda: self._replace_run_rows(run_id, new_points, new_series, replaced_sources))
+        self._apply(
+            lambda: self._replace_run_rows(run_id, new_points, new_series, replaced_sources)
+        )
 
     def _replace_run_rows(
         self,
@@ -393,9 +395,7 @@ class Store:
             frames = [conform_frame(kept_s, TIMESERIES_SCHEMA)]
             if new_series.height:
                 frames.append(conform_frame(new_series, TIMESERIES_SCHEMA))
-            self._stage(
-                "timeseries", run_id, _conform(pl.concat(frames), TIMESERIES_SCHEMA)
-            )
+            self._stage("timeseries", run_id, _conform(pl.concat(frames), TIMESERIES_SCHEMA))
 
     def upsert_run(self, entry: dict[str, object]) -> None:
         """Insert or update one catalog entry (fields not given keep their stored value)."""
@@ -407,7 +407,9 @@ class Store:
         if txn is not None and txn.replaying:
             # Rebuilt on a newer version: the counts the caller read may have moved with it.
             if entry.get(RunCol.POINT_COUNT) is not None:
-                entry[RunCol.POINT_COUNT] = self.scan_points([rid]).select(pl.len()).collect().item()
+                entry[RunCol.POINT_COUNT] = (
+                    self.scan_points([rid]).select(pl.len()).collect().item()
+                )
             if entry.get(RunCol.REJECT_COUNT) is not None:
                 entry[RunCol.REJECT_COUNT] = (
                     self.rejects([rid])
@@ -442,9 +444,7 @@ class Store:
             old = self._frame("rejects", [str(rid)])
             new = part.join(old.select(key), on=key, how="anti", nulls_equal=True)
             if new.height:
-                self._stage(
-                    "rejects", str(rid), _conform(pl.concat([old, new]), REJECTS_SCHEMA)
-                )
+                self._stage("rejects", str(rid), _conform(pl.concat([old, new]), REJECTS_SCHEMA))
 
     def clear_rejects(self, run_id: str, paths: Sequence[str]) -> None:
         """Forget old rejects of files that have now been read successfully."""
@@ -470,7 +470,10 @@ class Store:
 
         self._apply(
             lambda: replace_evals(
-                run_id, frame, self._frame("evals", [run_id]), lambda t: self._stage("evals", run_id, t)
+                run_id,
+                frame,
+                self._frame("evals", [run_id]),
+                lambda t: self._stage("evals", run_id, t),
             )
         )
 
@@ -490,4 +493,3 @@ class Store:
         """The store's commits, newest first."""
         self.snapshot()  # refuses a store in the old layout
         return lake.history(self.uri, limit)
-
