@@ -133,6 +133,7 @@ class _Txn:
     ops: list[Callable[[], None]] = field(default_factory=list)
     action: str = "ingest"
     replaying: bool = False
+    running: bool = False  # inside a recorded write: its own writes are not recorded again
 
 
 class Store:
@@ -248,9 +249,12 @@ class Store:
         """Rebuild the change on the newest version (replay every write made under the lock)."""
         txn.snap = self._fresh_snapshot()
         txn.parts.clear()
-        txn.replaying = True
-        for op in txn.ops:
-            op()
+        txn.replaying = txn.running = True
+        try:
+            for op in txn.ops:
+                op()
+        finally:
+            txn.running = False
 
     def _meta(self, txn: _Txn) -> dict[str, str]:
         runs = sorted({r for _, r in txn.parts})
@@ -272,8 +276,22 @@ class Store:
             return
         if action is not None:
             txn.action = action
+        if txn.running:
+            op()
+            return
         txn.ops.append(op)
-        op()
+        txn.running = True
+        try:
+            op()
+        finally:
+            txn.running = False
+
+    def transaction(self, body: Callable[[], None]) -> None:
+        """Run `body` (reads and writes of the store) as one change, committed at the end of the
+        enclosing `lock()` (or now). When another writer commits to the same runs first, `body`
+        runs again on the newer version, so it decides from what it reads there (which files are
+        duplicates, the catalog's counts) and must reset whatever it reports each time."""
+        self._apply(body)
 
     def _stage(self, table: str, run_id: str, rows: pa.Table) -> None:
         txn = self._txn()
