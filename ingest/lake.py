@@ -234,7 +234,7 @@ def commit(
     from deltalake.exceptions import CommitFailedError, DeltaError
 
     data = pa.concat_tables([to_lake(t, rows) for (t, _), rows in sorted(parts.items())])
-    opts = snap.options or None
+    opts = dict(snap.options) or None
     # Creating the table: no retry, since delta-rs would retry a create that lost the race as
     # an append of the same rows on top of the winner's.
     props = CommitProperties(

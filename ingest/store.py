@@ -33,12 +33,14 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pyarrow as pa
 
 from ingest import lake
-from ingest.frames import _conform, _empty, _polars_overrides, conform_frame
+from ingest import store_rows as rows
+from ingest.frames import _empty, conform_frame
 from ingest.lake import Snapshot
 from ingest.run_ids import (
     RUN_ID_MAX_CHARS,
@@ -51,15 +53,16 @@ from ingest.run_ids import (
     suggest_run_id,
 )
 from ingest.schema import (
-    POINTS_SCHEMA,
     REJECTS_SCHEMA,
-    RUNS_SCHEMA,
-    TIMESERIES_SCHEMA,
     Col,
     RejectCol,
     RunCol,
     SeriesCol,
 )
+from ingest.store_errors import LegacyStoreError, StoreWriteError
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
 
 __all__ = [
     "RUN_ID_MAX_CHARS",
@@ -89,50 +92,12 @@ def _step(name: str) -> None:
         STEP_HOOK(name)
 
 
-class StoreWriteError(OSError):
-    """A store change that could not be written; the store holds what it held before."""
-
-    def __init__(self, root: Path | str, cause: OSError) -> None:
-        code = cause.errno or 0
-        name = errno.errorcode.get(code, "")
-        what = cause.strerror or str(cause) or type(cause).__name__
-        where = f" ({cause.filename})" if cause.filename else ""
-        state = "nothing of this change was stored: the store holds what it held before"
-        if code in (errno.ENOSPC, errno.EDQUOT):
-            hint = "; free space on that file system (or pass --store elsewhere) and run it again"
-        elif code in (errno.EROFS, errno.EACCES, errno.EPERM):
-            hint = "; the store is read-only here: pass --store with a writable directory"
-        else:
-            hint = ""
-        self.message = (
-            f"cannot write to the store at {root}: {what}{f' [{name}]' if name else ''}{where}; "
-            f"{state}{hint}"
-        )
-        self.committed = False
-        super().__init__(code, self.message)
-
-    def __str__(self) -> str:
-        return self.message
-
-
-class LegacyStoreError(ValueError):
-    """A store in the layout written before Delta Lake; `paretolens store upgrade` converts it."""
-
-    def __init__(self, root: Path | str) -> None:
-        super().__init__(
-            f"the store at {root} is in the old Parquet layout (runs.parquet, points/run=*.parquet)"
-            f" that this version no longer reads: convert it once with `paretolens store upgrade "
-            f"--store {root}` (the old files are kept in {Path(str(root)) / 'legacy'})"
-        )
-
-
 @dataclass
 class _Txn:
     snap: Snapshot
     parts: dict[tuple[str, str], pa.Table] = field(default_factory=dict)
     ops: list[Callable[[], None]] = field(default_factory=list)
     action: str = "ingest"
-    replaying: bool = False
     running: bool = False  # inside a recorded write: its own writes are not recorded again
 
 
@@ -147,7 +112,7 @@ class Store:
         self.root = lake.local_workdir(self.uri) if self.remote else Path(root)
         self._local = threading.local()
         self._head_lock = threading.Lock()
-        self._head: object = None
+        self._head: DeltaTable | None = None
         self._head_snap: Snapshot | None = None
 
     def __repr__(self) -> str:
@@ -170,16 +135,16 @@ class Store:
             if head is None:
                 head = lake.open_table(self.uri)
             else:
-                head.update_incremental()  # type: ignore[attr-defined]
+                head.update_incremental()
             if head is None:
                 if self._legacy():
                     raise LegacyStoreError(self.root)
                 return lake.snapshot_of(self.uri, None)
             self._head = head
             cached = self._head_snap
-            if cached is None or cached.version != head.version():  # type: ignore[attr-defined]
+            if cached is None or cached.version != head.version():
                 # A snapshot's own table object: the head moves on, a writer's base must not.
-                cached = lake.snapshot_of(self.uri, lake.open_table(self.uri, head.version()))  # type: ignore[attr-defined]
+                cached = lake.snapshot_of(self.uri, lake.open_table(self.uri, head.version()))
                 self._head_snap = cached
             return cached
 
@@ -249,7 +214,7 @@ class Store:
         """Rebuild the change on the newest version (replay every write made under the lock)."""
         txn.snap = self._fresh_snapshot()
         txn.parts.clear()
-        txn.replaying = txn.running = True
+        txn.running = True
         try:
             for op in txn.ops:
                 op()
@@ -259,9 +224,9 @@ class Store:
     def _meta(self, txn: _Txn) -> dict[str, str]:
         runs = sorted({r for _, r in txn.parts})
         sources: set[str] = set()
-        for (table, _), rows in txn.parts.items():
-            if table == "runs" and rows.num_rows:
-                sources.update(str(s) for s in rows.column(RunCol.SOURCE).to_pylist() if s)
+        for (table, _), staged in txn.parts.items():
+            if table == "runs" and staged.num_rows:
+                sources.update(str(s) for s in staged.column(RunCol.SOURCE).to_pylist() if s)
         return {
             lake.META_ACTION: txn.action,
             lake.META_RUNS: json.dumps(runs),
@@ -313,9 +278,9 @@ class Store:
         if stored is not None:
             frames.append(stored)
         for r in wanted:
-            rows = staged.get((table, r))
-            if rows is not None and rows.num_rows:
-                df = pl.from_arrow(rows)
+            part = staged.get((table, r))
+            if part is not None and part.num_rows:
+                df = pl.from_arrow(part)
                 assert isinstance(df, pl.DataFrame)
                 frames.append(df.lazy())
         if not frames:
@@ -398,50 +363,20 @@ class Store:
         replaced_sources: Sequence[str],
     ) -> None:
         old = self._frame("points", [run_id])
-        gone = pl.col(Col.SOURCE_PATH).is_in(list(replaced_sources))
-        kept = old.filter(~gone)
-        dropped_ids = set(old.filter(gone).get_column(Col.POINT_ID).to_list())
-        parts = [_conform(kept, POINTS_SCHEMA)] if kept.height else []
-        parts.append(_conform(new_points, POINTS_SCHEMA))
-        table = pa.concat_tables(parts).combine_chunks() if len(parts) > 1 else parts[0]
+        table, dropped = rows.replaced_points(old, new_points, replaced_sources)
         self._stage("points", run_id, table)
-        if new_series.height or dropped_ids:
-            old_s = self._frame("timeseries", [run_id])
+        if new_series.height or dropped:
             # The series of the points written now replace any stored under their ids.
-            written = dropped_ids | set(new_points.get_column(Col.POINT_ID).to_list())
-            kept_s = old_s.filter(~pl.col(SeriesCol.POINT_ID).is_in(list(written)))
-            frames = [conform_frame(kept_s, TIMESERIES_SCHEMA)]
-            if new_series.height:
-                frames.append(conform_frame(new_series, TIMESERIES_SCHEMA))
-            self._stage("timeseries", run_id, _conform(pl.concat(frames), TIMESERIES_SCHEMA))
+            written = dropped | set(new_points.get_column(Col.POINT_ID).to_list())
+            series = rows.replaced_series(self._frame("timeseries", [run_id]), new_series, written)
+            self._stage("timeseries", run_id, series)
 
     def upsert_run(self, entry: dict[str, object]) -> None:
         """Insert or update one catalog entry (fields not given keep their stored value)."""
-        self._apply(lambda: self._upsert_run(dict(entry)))
-
-    def _upsert_run(self, entry: dict[str, object]) -> None:
         rid = str(entry[RunCol.RUN_ID])
-        txn = self._txn()
-        if txn is not None and txn.replaying:
-            # Rebuilt on a newer version: the counts the caller read may have moved with it.
-            if entry.get(RunCol.POINT_COUNT) is not None:
-                entry[RunCol.POINT_COUNT] = (
-                    self.scan_points([rid]).select(pl.len()).collect().item()
-                )
-            if entry.get(RunCol.REJECT_COUNT) is not None:
-                entry[RunCol.REJECT_COUNT] = (
-                    self.rejects([rid])
-                    .filter(pl.col(RejectCol.OUTCOME).fill_null("rejected") != "ignored")
-                    .height
-                )
-        old = self._frame("runs", [rid])
-        base: dict[str, object] = old.row(0, named=True) if old.height else {}
-        merged = {**base, **{k: v for k, v in entry.items() if v is not None}}
-        row = conform_frame(
-            pl.DataFrame([merged], schema_overrides=_polars_overrides(RUNS_SCHEMA), strict=False),
-            RUNS_SCHEMA,
+        self._apply(
+            lambda: self._stage("runs", rid, rows.catalog_row(self._frame("runs", [rid]), entry))
         )
-        self._stage("runs", rid, _conform(row, RUNS_SCHEMA))
 
     def add_rejects(self, rejects: pl.DataFrame) -> None:
         """Record rejects; a (run, path, field, reason) already recorded is not repeated."""
@@ -451,28 +386,19 @@ class Store:
         self._apply(lambda: self._add_rejects(frame))
 
     def _add_rejects(self, rejects: pl.DataFrame) -> None:
-        key = [
-            RejectCol.RUN_ID,
-            RejectCol.PATH,
-            RejectCol.SHA256,
-            RejectCol.FIELD,
-            RejectCol.REASON,
-        ]
         for (rid,), part in rejects.group_by(RejectCol.RUN_ID, maintain_order=True):
-            old = self._frame("rejects", [str(rid)])
-            new = part.join(old.select(key), on=key, how="anti", nulls_equal=True)
-            if new.height:
-                self._stage("rejects", str(rid), _conform(pl.concat([old, new]), REJECTS_SCHEMA))
+            table = rows.with_rejects(self._frame("rejects", [str(rid)]), part)
+            if table is not None:
+                self._stage("rejects", str(rid), table)
 
     def clear_rejects(self, run_id: str, paths: Sequence[str]) -> None:
         """Forget old rejects of files that have now been read successfully."""
         self._apply(lambda: self._clear_rejects(run_id, list(paths)))
 
     def _clear_rejects(self, run_id: str, paths: list[str]) -> None:
-        old = self._frame("rejects", [run_id])
-        drop = pl.col(RejectCol.PATH).is_in(paths)
-        if old.filter(drop).height:
-            self._stage("rejects", run_id, _conform(old.filter(~drop), REJECTS_SCHEMA))
+        table = rows.without_rejects_of(self._frame("rejects", [run_id]), paths)
+        if table is not None:
+            self._stage("rejects", run_id, table)
 
     def delete_run(self, run_id: str) -> None:
         """Remove a run's points, series, evals, rejects and catalog entry (one commit)."""

@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from paretolens.commands.common import StoreOpt, UsageError, guard, load_settings
+from paretolens.commands.common import StoreOpt, UsageError, guard
+from paretolens.settings import load_settings
 
 store_app = typer.Typer(
     help="The store's commits, undo to a version, upgrade an old store.", no_args_is_help=True
