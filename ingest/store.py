@@ -152,10 +152,6 @@ class Store:
         """The store's committed version (-1: nothing stored yet); every cache keys on it."""
         return self.snapshot().version
 
-    def _snap(self) -> Snapshot:
-        txn = self._txn()
-        return txn.snap if txn is not None else self.snapshot()
-
     # ---- transactions --------------------------------------------------------------------------
     def _txn(self) -> _Txn | None:
         txn: _Txn | None = getattr(self._local, "txn", None)

@@ -1,4 +1,5 @@
-"""The Parquet store: atomic per-run files, replacement by source, catalog, rejects, locking."""
+"""The Delta store: replacement by source, catalog, rejects, one commit per change, partition
+pruning, concurrent writers."""
 
 from __future__ import annotations
 
@@ -54,7 +55,6 @@ def test_replace_run_rows_replaces_only_the_named_sources(tmp_path: Path) -> Non
     assert df.get_column(Col.TPUT_PER_GPU).to_list() == [110.0, 200.0]
     assert df.get_column(Col.SOURCE_PATH).to_list() == ["a.json", "b.json"]
     assert st.points(["other"]).height == 0
-    assert list(tmp_path.glob("points/.tmp-*")) == []
 
 
 def test_catalog_upsert_keeps_unspecified_fields(tmp_path: Path) -> None:
@@ -129,3 +129,38 @@ def test_delete_run(tmp_path: Path) -> None:
         st.upsert_run({RunCol.RUN_ID: "r1"})
         st.delete_run("r1")
     assert st.points().height == 0 and st.runs().height == 0
+
+
+def test_reading_one_run_opens_only_its_files(tmp_path: Path) -> None:
+    st = Store(tmp_path)
+    with st.lock():
+        for run, tput in (("r1", 800.0), ("r2", 1600.0)):
+            st.replace_run_rows(run, _frame([_row(run, "a.json", 4, tput)]), pl.DataFrame(), [])
+    assert st.version() == 0  # both runs in one commit
+    # r2's data files gone from under the table: r1 still reads, r2 does not.
+    r2 = [p for p in tmp_path.rglob("*.parquet") if "run_id=r2" in str(p)]
+    assert len(r2) == 1
+    r2[0].unlink()
+    assert Store(tmp_path).points(["r1"]).get_column(Col.TPUT_PER_GPU).to_list() == [100.0]
+    try:
+        Store(tmp_path).points(["r2"])
+    except Exception as exc:  # the reader opened r2's file, which is gone
+        assert "run_id=r2" in str(exc) or "No such file" in str(exc), exc
+    else:
+        raise AssertionError("r2 was read without its file")
+
+
+def test_every_change_is_one_commit_and_the_log_names_its_runs(tmp_path: Path) -> None:
+    st = Store(tmp_path)
+    with st.lock():
+        st.replace_run_rows("r1", _frame([_row("r1", "a.json", 4, 800.0)]), pl.DataFrame(), [])
+        st.upsert_run({RunCol.RUN_ID: "r1", RunCol.SOURCE: "local", RunCol.POINT_COUNT: 1})
+        st.upsert_run({RunCol.RUN_ID: "r2", RunCol.SOURCE: "github", RunCol.POINT_COUNT: 0})
+    st.delete_run("r2")
+    log = st.log()
+    assert [(c.version, c.action, c.runs, c.source) for c in log] == [
+        (1, "delete", ("r2",), ""),
+        (0, "ingest", ("r1", "r2"), "github,local"),
+    ]
+    assert log[1].rows == 3  # one point and two catalog rows
+    assert st.restore(0) == 2 and st.run_ids() == ["r1", "r2"]

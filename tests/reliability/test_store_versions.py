@@ -128,6 +128,24 @@ def test_a_tree_prerendered_before_an_ingest_is_not_handed_out_after_it(tmp_path
     want = _layout(create_app(Store(root)).server.test_client(), page)
     # Every point of the run is in the layout, as a server started now renders it.
     assert got == want
-    names = [f.stem for f in GLM]
-    assert sum(n in got for n in names) == sum(n in want for n in names)
+    ids = Store(root).points(["r"]).get_column(Col.POINT_ID).to_list()
+    assert len(ids) == len(GLM) and all(pid in got for pid in ids)
     figures.put("store_versions", "prerendered_tree_after_ingest_current", True)
+
+
+def test_two_servers_show_the_same_points_on_the_next_request_after_an_ingest(
+    tmp_path: Path,
+) -> None:
+    """Two app instances (as two server processes: nothing shared but the store) answer the
+    same run page with the same points after a third process ingests into the run."""
+    root = tmp_path / "store"
+    ingest_paths(GLM[:3], Store(root), run_id="r")
+    servers = [create_app(Store(root)).server.test_client() for _ in range(2)]
+    page = "/inference?unofficialRun=r"
+    before = [_layout(c, page) for c in servers]
+    assert before[0] == before[1]
+    ingest_paths([INX / "glm-5"], Store(root), run_id="r")
+    after = [_layout(c, page) for c in servers]
+    assert after[0] == after[1] != before[0]
+    ids = Store(root).points(["r"]).get_column(Col.POINT_ID).to_list()
+    assert len(ids) == len(GLM) and all(pid in after[0] for pid in ids)
