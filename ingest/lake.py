@@ -161,12 +161,14 @@ def snapshot_of(uri: str, dt: DeltaTable | None) -> Snapshot:
         return Snapshot(-1, {}, uri, opts, None)
     actions = pl.DataFrame(pa.table(dt.get_add_actions(flatten=True)))
     files: dict[tuple[str, str], list[str]] = {}
-    base = dt.table_uri.rstrip("/")
+    # The URIs polars opens as they are, by data file name (a UUID): an action's path escapes
+    # the partition folder's name once more than the object's key does.
+    uris = {u.rsplit("/", 1)[-1]: u for u in dt.file_uris()}
     if actions.height:
         for path, table, run in actions.select(
             "path", f"partition.{TABLE_COL}", f"partition.{RUN_COL}"
         ).iter_rows():
-            files.setdefault((table, run), []).append(f"{base}/{path}")
+            files.setdefault((table, run), []).append(uris[path.rsplit("/", 1)[-1]])
     return Snapshot(dt.version(), {k: tuple(sorted(v)) for k, v in files.items()}, uri, opts, dt)
 
 
