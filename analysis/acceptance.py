@@ -17,8 +17,8 @@ from typing import Any, Literal
 import polars as pl
 import yaml
 
-from analysis.prune import IDENTITY_COLUMNS
-from ingest.schema import Col
+from analysis.frontier.prune import IDENTITY_COLUMNS
+from ingest.contract.col import Col
 
 AcceptanceVerdict = Literal["ok", "warn", "fail", "not_measured"]
 # InferenceX's injector maps these prefixes to golden top keys; everything else matches by name.

@@ -29,7 +29,8 @@ import polars as pl
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ingest.schema import SPECS, Col
+from ingest.contract.col import Col
+from ingest.contract.schema import SPECS
 
 HARDWARE_FILE = Path(__file__).resolve().parents[1] / "data" / "hardware.yaml"
 

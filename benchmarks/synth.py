@@ -10,7 +10,7 @@ lengths x concurrency 1-256) and the `agg_fixed_seq` files. Within one arm, as c
 * p90 TTFT is linear in c: ``ttft0 x (1 + 0.045 c)``, ttft0 = 0.30 s at 1k input, 2.1 s at 8k;
 * throughput per GPU is ``c x (isl + osl) / e2el / gpus`` with ``e2el = ttft + osl / intvty``;
 * a share of arms (`cliff_share`, 15 %) collapses past a random knee: throughput drops 20-50 % per
-  step and TTFT grows 8-30x (the queueing cliff `analysis.cliff` looks for);
+  step and TTFT grows 8-30x (the queueing cliff `analysis.frontier.cliff` looks for);
 * every metric carries lognormal(0, 0.02) run-to-run noise; `invalid_share` of points have an
   error rate above 10 % and `missing_share` have no interactivity (excluded from frontiers).
 
@@ -35,9 +35,10 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ingest.normalize import arm_id, arm_label
-from ingest.schema import POINTS_SCHEMA, Col
-from ingest.store import conform_frame
+from ingest.contract.col import Col
+from ingest.contract.schema import POINTS_SCHEMA
+from ingest.frames import conform_frame
+from ingest.normalize.ids import arm_id, arm_label
 
 ANCHOR_ROWS = Path("/work/shared/benchmarks/kimik2.5_int4_anchor_rows.json")
 
@@ -361,8 +362,8 @@ def write_store(points: pl.DataFrame, root: Path) -> list[str]:
     points and catalog row in their partitions), in one commit rather than one per run.
     Returns the run ids.
     """
-    from ingest import lake
-    from ingest.schema import RUNS_SCHEMA, RunCol
+    from ingest.contract.schema import RUNS_SCHEMA, RunCol
+    from ingest.lake import delta
     from ingest.store import Store
 
     store = Store(root)
@@ -385,7 +386,7 @@ def write_store(points: pl.DataFrame, root: Path) -> list[str]:
             [row[f.name] for f in RUNS_SCHEMA], schema=RUNS_SCHEMA
         )
     # One commit for the whole store (as many ingests would leave it, without their cost).
-    lake.commit(store.snapshot(), parts, {lake.META_ACTION: "synth", lake.META_RUNS: "[]"})
+    delta.commit(store.snapshot(), parts, {delta.META_ACTION: "synth", delta.META_RUNS: "[]"})
     return run_ids
 
 

@@ -13,7 +13,7 @@ from typing import Protocol
 import polars as pl
 import pyarrow as pa
 
-from ingest.schema import EVALS_SCHEMA, EvalCol
+from ingest.contract.evals_schema import EVALS_SCHEMA, EvalCol
 
 
 class Store(Protocol):

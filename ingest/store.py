@@ -1,8 +1,8 @@
-"""The store: the only module that writes or reads it (a Delta Lake table, `ingest.lake`).
+"""The store: the only module that writes or reads it (a Delta Lake table, `ingest.lake.delta`).
 
 A store is a local folder (the default) or an object-storage URI (`s3://`, `gs://`, `az://`).
 Its data lives in one Delta table, `<store>/delta`, partitioned by logical table and run id
-(see `ingest.lake`); a local store also keeps runner job records in `jobs/` and downloads in
+(see `ingest.lake.delta`); a local store also keeps runner job records in `jobs/` and downloads in
 `cache/` (a remote store keeps them in a per-machine folder).
 
 Writers group their changes with `Store.lock()`: what is written inside is staged in memory
@@ -20,7 +20,7 @@ Readers take a snapshot (one version) per read, so a read never mixes two versio
 or any other, is seen on the next read.
 
 Stores written before Delta Lake (`runs.parquet`, `points/run=*.parquet`) are refused with a
-message naming `paretolens store upgrade` (`ingest.store_upgrade`).
+message naming `paretolens store upgrade` (`ingest.lake.upgrade`).
 """
 
 from __future__ import annotations
@@ -38,45 +38,23 @@ from typing import TYPE_CHECKING
 import polars as pl
 import pyarrow as pa
 
-from ingest import lake
-from ingest import store_rows as rows
-from ingest.frames import _empty, conform_frame
-from ingest.lake import Snapshot
-from ingest.run_ids import (
-    RUN_ID_MAX_CHARS,
-    RUN_ID_RULE,
-    InvalidRunId,
-    check_run_id,
-    is_readable_run_id,
-    is_valid_run_id,
-    run_key,
-    suggest_run_id,
-)
-from ingest.schema import (
+from ingest.contract.col import Col
+from ingest.contract.schema import (
     REJECTS_SCHEMA,
-    Col,
     RejectCol,
     RunCol,
     SeriesCol,
 )
-from ingest.store_errors import LegacyStoreError, StoreWriteError
+from ingest.frames import _empty, conform_frame
+from ingest.lake import delta, rows
+from ingest.lake.delta import Snapshot
+from ingest.lake.errors import LegacyStoreError, StoreWriteError
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
 __all__ = [
-    "RUN_ID_MAX_CHARS",
-    "RUN_ID_RULE",
-    "InvalidRunId",
-    "LegacyStoreError",
     "Store",
-    "StoreWriteError",
-    "check_run_id",
-    "conform_frame",
-    "is_readable_run_id",
-    "is_valid_run_id",
-    "run_key",
-    "suggest_run_id",
 ]
 
 # Test hook: called with "staged" once a change is built and "committed" once its commit is in
@@ -106,10 +84,10 @@ class Store:
 
     def __init__(self, root: Path | str) -> None:
         text = _COLLAPSED_URI.sub(lambda m: f"{m.group(1)}://", str(root))
-        self.remote = lake.is_remote(text)
+        self.remote = delta.is_remote(text)
         self.uri = text.rstrip("/") if self.remote else str(Path(text).absolute())
         # Local folder for runner jobs and download caches (the store itself when local).
-        self.root = lake.local_workdir(self.uri) if self.remote else Path(root)
+        self.root = delta.local_workdir(self.uri) if self.remote else Path(root)
         self._local = threading.local()
         self._head_lock = threading.Lock()
         self._head: DeltaTable | None = None
@@ -133,18 +111,18 @@ class Store:
         with self._head_lock:
             head = self._head
             if head is None:
-                head = lake.open_table(self.uri)
+                head = delta.open_table(self.uri)
             else:
                 head.update_incremental()
             if head is None:
                 if self._legacy():
                     raise LegacyStoreError(self.root)
-                return lake.snapshot_of(self.uri, None)
+                return delta.snapshot_of(self.uri, None)
             self._head = head
             cached = self._head_snap
             if cached is None or cached.version != head.version():
                 # A snapshot's own table object: the head moves on, a writer's base must not.
-                cached = lake.snapshot_of(self.uri, lake.open_table(self.uri, head.version()))
+                cached = delta.snapshot_of(self.uri, delta.open_table(self.uri, head.version()))
                 self._head_snap = cached
             return cached
 
@@ -184,7 +162,7 @@ class Store:
         snap = self.snapshot()
         if snap.table is None:
             return snap
-        return lake.snapshot_of(self.uri, lake.open_table(self.uri, snap.version))
+        return delta.snapshot_of(self.uri, delta.open_table(self.uri, snap.version))
 
     def _commit(self, txn: _Txn) -> None:
         for _ in range(_ATTEMPTS):
@@ -192,8 +170,8 @@ class Store:
                 return
             try:
                 _step("staged")
-                lake.commit(txn.snap, txn.parts, self._meta(txn))
-            except lake.ConflictError:
+                delta.commit(txn.snap, txn.parts, self._meta(txn))
+            except delta.ConflictError:
                 self._rebase(txn)
                 continue
             except StoreWriteError:
@@ -224,9 +202,9 @@ class Store:
             if table == "runs" and staged.num_rows:
                 sources.update(str(s) for s in staged.column(RunCol.SOURCE).to_pylist() if s)
         return {
-            lake.META_ACTION: txn.action,
-            lake.META_RUNS: json.dumps(runs),
-            lake.META_SOURCE: ",".join(sorted(sources)),
+            delta.META_ACTION: txn.action,
+            delta.META_RUNS: json.dumps(runs),
+            delta.META_SOURCE: ",".join(sorted(sources)),
         }
 
     def _apply(self, op: Callable[[], None], action: str | None = None) -> None:
@@ -280,7 +258,7 @@ class Store:
                 assert isinstance(df, pl.DataFrame)
                 frames.append(df.lazy())
         if not frames:
-            return _empty(lake.SCHEMAS[table]).lazy()
+            return _empty(delta.SCHEMAS[table]).lazy()
         return pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
 
     def _frame(self, table: str, run_ids: Sequence[str] | None) -> pl.DataFrame:
@@ -401,8 +379,8 @@ class Store:
         self._apply(lambda: self._delete_run(run_id), action="delete")
 
     def _delete_run(self, run_id: str) -> None:
-        for table in lake.SCHEMAS:
-            self._stage(table, run_id, lake.empty_like(table))
+        for table in delta.SCHEMAS:
+            self._stage(table, run_id, delta.empty_like(table))
 
     def replace_run_evals(self, run_id: str, frame: pl.DataFrame) -> None:
         """Replace the eval rows of `frame`'s files in a run (`ingest.eval_store`)."""
@@ -419,17 +397,17 @@ class Store:
 
     def restore(self, version: int) -> int:
         """Make the store hold what it held at `version` (a new commit). Returns the new version."""
-        return lake.restore(
+        return delta.restore(
             self.uri,
             version,
             {
-                lake.META_ACTION: f"undo to {version}",
-                lake.META_RUNS: "[]",
-                lake.META_SOURCE: "",
+                delta.META_ACTION: f"undo to {version}",
+                delta.META_RUNS: "[]",
+                delta.META_SOURCE: "",
             },
         )
 
-    def log(self, limit: int | None = None) -> list[lake.Commit]:
+    def log(self, limit: int | None = None) -> list[delta.Commit]:
         """The store's commits, newest first."""
         self.snapshot()  # refuses a store in the old layout
-        return lake.history(self.uri, limit)
+        return delta.history(self.uri, limit)

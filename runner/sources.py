@@ -22,7 +22,8 @@ import polars as pl
 import yaml
 from pydantic import ValidationError
 
-from ingest.schema import ArmPlan, Col
+from ingest.contract.col import Col
+from ingest.contract.plans import ArmPlan
 from runner.errors import PlanError
 from runner.plan import Arm, Plan, parse_plan, plan_error, point_id
 

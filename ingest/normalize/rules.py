@@ -25,9 +25,10 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from ingest.contract.col import STATS, Col
+from ingest.contract.schema import SPECS
 from ingest.errors import SchemaError
 from ingest.normalize.values import FLOAT, KIND, STR, STR_LIST
-from ingest.schema import SPECS, STATS, Col
 
 Row = dict[str, Any]
 

@@ -72,7 +72,7 @@ class Kind:
     note: str
 
 
-# The first row's keys of each InferenceX app dump table (ingest/dump.py reads the directory).
+# The first row's keys of each InferenceX app dump table (ingest/sources/dump.py reads the directory).
 _DUMP_TABLES = (
     {"workflow_run_id", "config_id", "benchmark_type", "metrics"},
     {"github_run_id", "run_attempt", "head_branch"},

@@ -58,7 +58,7 @@ def undo(
 def upgrade(store: StoreOpt = None) -> None:
     """Convert a store written before Delta Lake into the Delta table (one commit; the old
     files move to legacy/)."""
-    from ingest.store_upgrade import upgrade as run_upgrade
+    from ingest.lake.upgrade import upgrade as run_upgrade
 
     with guard():
         report = run_upgrade(_root(store))

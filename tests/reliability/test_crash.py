@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
+from ingest.contract.schema import RejectCol, RunCol, SeriesCol
 from ingest.pipeline import ingest_paths
-from ingest.schema import RejectCol, RunCol, SeriesCol
 from ingest.store import Store
 from tests.reliability import figures
 from tests.reliability._support import (

@@ -20,8 +20,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 from tests.reliability import figures
 from tests.reliability._support import FIXTURES, comparable, snapshot

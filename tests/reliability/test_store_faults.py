@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 
 import ingest.store as store_module
+from ingest.lake.errors import LegacyStoreError, StoreWriteError
+from ingest.lake.upgrade import upgrade
 from ingest.pipeline import ingest_paths
-from ingest.store import LegacyStoreError, Store, StoreWriteError
-from ingest.store_upgrade import upgrade
+from ingest.store import Store
 from tests.reliability import figures
 from tests.reliability._support import (
     FIXTURES,

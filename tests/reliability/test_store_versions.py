@@ -18,16 +18,18 @@ import pytest
 from typer.testing import CliRunner
 
 from dashboard.app import create_app
-from dashboard.data import DataSource
-from dashboard.state import RunView
+from ingest.contract.col import Col
+from ingest.contract.schema import POINTS_SCHEMA, RUNS_SCHEMA, RunCol
+from ingest.lake.errors import LegacyStoreError
+from ingest.lake.upgrade import upgrade
 from ingest.pipeline import ingest_paths
 from ingest.run_ids import run_key
-from ingest.schema import POINTS_SCHEMA, RUNS_SCHEMA, Col, RunCol
-from ingest.store import LegacyStoreError, Store
-from ingest.store_upgrade import upgrade
+from ingest.store import Store
 from paretolens.cli import app as cli
 from tests.reliability import figures
 from tests.reliability._support import FIXTURES, Worker
+from views.query.state import RunView
+from views.source import DataSource
 
 INX = FIXTURES / "inferencex" / "bench_serving_random"
 GLM = sorted((INX / "glm-5").glob("*.json"))
