@@ -262,7 +262,7 @@ class Store:
         return pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
 
     def _frame(self, table: str, run_ids: Sequence[str] | None) -> pl.DataFrame:
-        return self._lazy(table, run_ids).collect()
+        return self._lazy(table, run_ids).collect().rechunk()
 
     def run_ids(self) -> list[str]:
         """Ids of the runs that have a catalog entry."""
@@ -286,7 +286,9 @@ class Store:
         Returns:
             The collected result.
         """
-        return query(self.scan_points(run_ids)).collect()
+        # One chunk per column, whatever the files' row groups: polars' kernels can round the
+        # last bit of a float differently on another chunk layout.
+        return query(self.scan_points(run_ids)).collect().rechunk()
 
     def points(self, run_ids: Sequence[str] | None = None) -> pl.DataFrame:
         """Points of the given runs (all runs when None)."""
@@ -299,7 +301,7 @@ class Store:
         lf = self._lazy("timeseries", run_ids)
         if point_ids is not None:
             lf = lf.filter(pl.col(SeriesCol.POINT_ID).is_in(list(point_ids)))
-        return lf.collect()
+        return lf.collect().rechunk()
 
     def runs(self) -> pl.DataFrame:
         """The runs catalog (sorted by run id)."""
