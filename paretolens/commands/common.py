@@ -30,7 +30,9 @@ from paretolens.settings import SAMPLES_DIR, load_settings
 StoreOpt = Annotated[
     Path | None,
     typer.Option(
-        "--store", help="store directory (default: PARETOLENS_STORE or the bundled store)"
+        "--store",
+        help="store directory or s3:// gs:// az:// URI (default: PARETOLENS_STORE or the bundled "
+        "store)",
     ),
 ]
 RunOpt = Annotated[list[str] | None, typer.Option("--run", help="run id (repeat for several runs)")]

@@ -90,7 +90,7 @@ def serve(
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host
     base = f"http://{shown}:{settings.port}"
     err = sys.stderr
-    print(f"paretolens: serving {st.root} ({len(st.run_ids())} runs) on {base}/", file=err)
+    print(f"paretolens: serving {st.uri} ({len(st.run_ids())} runs) on {base}/", file=err)
     sample = sample_view(st)
     if sample:
         print(f"open a sample run: {base}{urls.run(sample)}", file=err)
