@@ -166,3 +166,46 @@ def test_every_change_is_one_commit_and_the_log_names_its_runs(tmp_path: Path) -
     ]
     assert log[1].rows == 3  # one point and two catalog rows
     assert st.restore(0) == 2 and st.run_ids() == ["r1", "r2"]
+
+
+def test_a_change_that_loses_the_race_is_rebuilt_on_the_winners_version(tmp_path: Path) -> None:
+    """Writer A builds its change on version 0; writer B commits to the same run meanwhile. A's
+    commit is refused by delta-rs, rebuilt on B's version (its writes replayed) and committed:
+    both writers' rows are there, once each, and the catalog counts them."""
+    a, b = Store(tmp_path), Store(tmp_path)
+    with a.lock():
+        a.replace_run_rows("r", _frame([_row("r", "base.json", 1, 80.0)]), pl.DataFrame(), [])
+    with a.lock():
+        a.replace_run_rows("r", _frame([_row("r", "a.json", 2, 160.0)]), pl.DataFrame(), [])
+        a.upsert_run({RunCol.RUN_ID: "r", RunCol.BRANCH: "from-a"})
+        with b.lock():  # B starts after A's snapshot and commits first
+            b.replace_run_rows("r", _frame([_row("r", "b.json", 4, 320.0)]), pl.DataFrame(), [])
+            b.upsert_run({RunCol.RUN_ID: "r", RunCol.TITLE: "from-b"})
+        assert b.version() == 1
+    got = Store(tmp_path)
+    assert got.version() == 2
+    assert sorted(got.points(["r"]).get_column(Col.SOURCE_PATH).to_list()) == [
+        "a.json",
+        "b.json",
+        "base.json",
+    ]
+    row = got.runs().row(0, named=True)
+    assert (row[RunCol.BRANCH], row[RunCol.TITLE]) == ("from-a", "from-b")
+
+
+def test_a_change_on_another_run_commits_without_a_rebuild(tmp_path: Path) -> None:
+    a, b = Store(tmp_path), Store(tmp_path)
+    with a.lock():
+        a.upsert_run({RunCol.RUN_ID: "r0"})
+    built: list[str] = []
+
+    def body() -> None:
+        built.append("a")
+        a.upsert_run({RunCol.RUN_ID: "r1"})
+
+    with a.lock():
+        a.transaction(body)
+        with b.lock():
+            b.upsert_run({RunCol.RUN_ID: "r2"})
+    # delta-rs rebases a commit whose partitions nobody else touched: the body ran once.
+    assert built == ["a"] and Store(tmp_path).run_ids() == ["r0", "r1", "r2"]
