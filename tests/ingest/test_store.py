@@ -4,10 +4,13 @@ pruning, concurrent writers."""
 from __future__ import annotations
 
 import multiprocessing as mp
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ingest.contract.col import Col
 from ingest.contract.schema import POINTS_SCHEMA, RejectCol, RunCol
@@ -209,3 +212,42 @@ def test_a_change_on_another_run_commits_without_a_rebuild(tmp_path: Path) -> No
             b.upsert_run({RunCol.RUN_ID: "r2"})
     # delta-rs rebases a commit whose partitions nobody else touched: the body ran once.
     assert built == ["a"] and Store(tmp_path).run_ids() == ["r0", "r1", "r2"]
+
+
+# One write: (run, the sources it replaces, the conc its new rows get, whether it starts a new
+# commit); a deleted run is a write with the source "DELETE".
+_WRITE = st.tuples(
+    st.sampled_from(["r1", "r2:x"]),
+    st.lists(st.sampled_from(["a.json", "b.json", "c.json", "DELETE"]), max_size=2, unique=True),
+    st.integers(1, 64),
+    st.booleans(),
+)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(_WRITE, min_size=1, max_size=6))
+def test_the_store_holds_what_a_dictionary_of_the_same_writes_holds(
+    writes: list[tuple[str, list[str], int, bool]],
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(tmp)
+        model: dict[tuple[str, str], int] = {}
+        groups: list[list[tuple[str, list[str], int, bool]]] = []
+        for w in writes:
+            if w[3] or not groups:
+                groups.append([])
+            groups[-1].append(w)
+        for group in groups:
+            with store.lock():
+                for run, sources, conc, _ in group:
+                    if "DELETE" in sources:
+                        store.delete_run(run)
+                        model = {k: v for k, v in model.items() if k[0] != run}
+                        continue
+                    rows = [_row(run, s, conc, 100.0 * conc) for s in sources]
+                    store.replace_run_rows(run, _frame(rows), pl.DataFrame(), sources)
+                    model.update({(run, s): conc for s in sources})
+        got = Store(tmp).points().select(Col.RUN_ID, Col.SOURCE_PATH, Col.CONC).rows()
+        assert sorted(got) == sorted((r, s, c) for (r, s), c in model.items())
+        # One commit per lock() group, however many writes and runs it holds.
+        assert Store(tmp).version() == len(groups) - 1
