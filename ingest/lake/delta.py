@@ -23,6 +23,7 @@ the default here) or a DynamoDB lock (`AWS_S3_LOCKING_PROVIDER=dynamodb`); see
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -71,6 +72,14 @@ def _lake_schema() -> pa.Schema:
 
 
 LAKE_SCHEMA = _lake_schema()
+
+
+@functools.cache
+def _file_schema() -> pl.Schema:
+    """The columns of a data file (the partition columns live in the log, not in the files)."""
+    empty = pl.from_arrow(LAKE_SCHEMA.empty_table())
+    assert isinstance(empty, pl.DataFrame)
+    return pl.Schema({k: v for k, v in empty.schema.items() if k not in PARTITIONS})
 
 
 def is_remote(uri: str) -> bool:
@@ -124,7 +133,15 @@ class Snapshot:
             uris = self.files.get((table, run))
             if not uris:
                 continue
-            lf = pl.scan_parquet(list(uris), storage_options=dict(self.options) or None)
+            # Files written before a column joined the schema read it as null (and a column
+            # dropped since is ignored).
+            lf = pl.scan_parquet(
+                list(uris),
+                schema=_file_schema(),
+                missing_columns="insert",
+                extra_columns="ignore",
+                storage_options=dict(self.options) or None,
+            )
             parts.append((run, lf))
         if not parts:
             return None
@@ -259,6 +276,7 @@ def commit(
                 data,
                 mode="overwrite",
                 predicate=predicate(parts),
+                schema_mode="merge",  # a column added to the contract joins the table
                 partition_by=PARTITIONS,
                 commit_properties=props,
             )

@@ -251,3 +251,28 @@ def test_the_store_holds_what_a_dictionary_of_the_same_writes_holds(
         assert sorted(got) == sorted((r, s, c) for (r, s), c in model.items())
         # One commit per lock() group, however many writes and runs it holds.
         assert Store(tmp).version() == len(groups) - 1
+
+
+def test_a_table_written_before_a_column_joined_the_contract_reads_it_as_null_and_takes_it(
+    tmp_path: Path,
+) -> None:
+    """A store written by a version whose points had no `arm_label` column yet: its rows read
+    with `arm_label` null, and the next write adds the column to the table."""
+    from deltalake import write_deltalake
+
+    from ingest.lake import delta
+
+    old_rows = delta.to_lake("points", _frame([_row("r1", "a.json", 4, 800.0)]).to_arrow())
+    gone = [i for i, n in enumerate(old_rows.schema.names) if n == "points__arm_label"]
+    assert gone, "the contract has an arm_label column"
+    write_deltalake(
+        str(tmp_path / "delta"), old_rows.remove_column(gone[0]), partition_by=delta.PARTITIONS
+    )
+    st = Store(tmp_path)
+    assert st.points(["r1"]).get_column("arm_label").to_list() == [None]
+    new = _frame([_row("r2", "b.json", 8, 1600.0)]).with_columns(pl.lit("TP8").alias("arm_label"))
+    with st.lock():
+        st.replace_run_rows("r2", new, pl.DataFrame(), ["b.json"])
+    got = Store(tmp_path).points().sort(Col.RUN_ID)
+    assert got.get_column("arm_label").to_list() == [None, "TP8"]
+    assert got.get_column(Col.SOURCE_PATH).to_list() == ["a.json", "b.json"]
