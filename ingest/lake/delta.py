@@ -5,9 +5,9 @@ A store is one Delta table (`<store>/delta`) holding five logical tables, `point
 `run_id`. Delta Lake has no transaction across tables; one table makes every change of a store,
 however many runs and logical tables it touches, one commit (one log entry): readers see all of
 it or none of it, whatever happens to the writer. A logical table's column `c` is stored as
-`<table>__c` (the five schemas share only `run_id`); `run_id` and `table` are the partition
+`<table>__c` (its run id as `<table>__run_id` too); `run_id` and `table` are the partition
 values, so reading one run opens only that run's files, and the run id itself names its
-partition: two run ids never share a file.
+partition: two run ids never share a file. A read of many runs is one scan of their files.
 
 A reader takes a `Snapshot` (the table's version and its files at that version) and reads only
 from it, so one read never mixes two versions; a writer replaces whole partitions by predicate,
@@ -60,14 +60,15 @@ META_ACTION, META_RUNS, META_SOURCE = "paretolens.action", "paretolens.runs", "p
 
 
 def stored_name(table: str, column: str) -> str:
-    """The Delta column holding a logical table's column."""
-    return column if column == RUN_COL else f"{table}__{column}"
+    """The Delta column holding a logical table's column (its run id too: the partition value
+    lives in the log, and a copy in the files lets one scan read many runs' files)."""
+    return f"{table}__{column}"
 
 
 def _lake_schema() -> pa.Schema:
     fields = [pa.field(TABLE_COL, pa.string()), pa.field(RUN_COL, pa.string())]
     for table, schema in SCHEMAS.items():
-        fields += [f.with_name(stored_name(table, f.name)) for f in schema if f.name != RUN_COL]
+        fields += [f.with_name(stored_name(table, f.name)) for f in schema]
     return pa.schema(fields)
 
 
@@ -128,36 +129,19 @@ class Snapshot:
     def scan(self, table: str, runs: Iterable[str] | None) -> pl.LazyFrame | None:
         """The rows of a logical table (of the given runs), as its own schema; None if none."""
         wanted = self.runs_of(table) if runs is None else runs
-        parts = []
-        for run in dict.fromkeys(wanted):
-            uris = self.files.get((table, run))
-            if not uris:
-                continue
-            # Files written before a column joined the schema read it as null (and a column
-            # dropped since is ignored).
-            lf = pl.scan_parquet(
-                list(uris),
-                schema=_file_schema(),
-                missing_columns="insert",
-                extra_columns="ignore",
-                storage_options=dict(self.options) or None,
-            )
-            parts.append((run, lf))
-        if not parts:
+        uris = [u for run in dict.fromkeys(wanted) for u in self.files.get((table, run), ())]
+        if not uris:
             return None
-        schema = SCHEMAS[table]
-        frames = [
-            lf.select(
-                [
-                    pl.lit(run, pl.String).alias(RUN_COL)
-                    if f.name == RUN_COL
-                    else pl.col(stored_name(table, f.name)).alias(f.name)
-                    for f in schema
-                ]
-            )
-            for run, lf in parts
-        ]
-        return pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
+        # One scan over every file (files written before a column joined the schema read it as
+        # null; a column dropped since is ignored).
+        lf = pl.scan_parquet(
+            uris,
+            schema=_file_schema(),
+            missing_columns="insert",
+            extra_columns="ignore",
+            storage_options=dict(self.options) or None,
+        )
+        return lf.select(pl.col(stored_name(table, f.name)).alias(f.name) for f in SCHEMAS[table])
 
 
 def open_table(uri: str, version: int | None = None) -> DeltaTable | None:
