@@ -207,7 +207,7 @@ def predicate(parts: Iterable[tuple[str, str]]) -> str:
 
 def _os_error(exc: Exception) -> OSError:
     """A delta-rs failure as the OSError it reports ('... (os error 28)' -> ENOSPC)."""
-    if isinstance(exc, OSError):
+    if isinstance(exc, OSError) and exc.errno:
         return exc
     text = str(exc).strip()
     found = re.search(r"os error (\d+)", text)
