@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ingest.contract.col import Col
 from ingest.contract.schema import POINTS_SCHEMA
@@ -359,39 +358,35 @@ def runs_spec(n_points: int, points_per_run: int = 500, seed: int = 0) -> SynthS
 
 
 def write_store(points: pl.DataFrame, root: Path) -> list[str]:
-    """Write `points` as a paretolens store (one Parquet file per run, as `ingest.store` lays it).
-
-    The files are written with the same Arrow schema and codec as `Store.replace_run_rows`, and a
-    runs catalog through `Store.upsert_run`-equivalent rows, without paying for one locked
-    read-modify-write per run. Returns the run ids.
+    """Write `points` as a paretolens store (the Delta table `ingest.store` writes: each run's
+    points and catalog row in their partitions), in one commit rather than one per run.
+    Returns the run ids.
     """
     from ingest.contract.schema import RUNS_SCHEMA, RunCol
-    from ingest.run_ids import run_key
+    from ingest.lake import delta
     from ingest.store import Store
 
     store = Store(root)
-    store.points_dir.mkdir(parents=True, exist_ok=True)
+    parts: dict[tuple[str, str], pa.Table] = {}
     run_ids: list[str] = []
-    counts: list[int] = []
+    now = datetime(2026, 11, 1, tzinfo=UTC)
     for (rid,), part in points.group_by([Col.RUN_ID], maintain_order=True):
         rid = str(rid)
         run_ids.append(rid)
-        counts.append(part.height)
-        target = store.points_dir / f"run={run_key(rid)}.parquet"
-        pq.write_table(part.to_arrow().cast(POINTS_SCHEMA), target, compression="zstd")
-    now = datetime(2026, 11, 1, tzinfo=UTC)
-    catalog = {f.name: pa.nulls(len(run_ids), f.type) for f in RUNS_SCHEMA}
-    catalog[RunCol.RUN_ID] = pa.array(run_ids, pa.string())
-    catalog[RunCol.SOURCE] = pa.array(["local"] * len(run_ids), pa.string())
-    catalog[RunCol.INGESTED_AT] = pa.array(
-        [now] * len(run_ids), RUNS_SCHEMA.field(RunCol.INGESTED_AT).type
-    )
-    catalog[RunCol.POINT_COUNT] = pa.array(counts, RUNS_SCHEMA.field(RunCol.POINT_COUNT).type)
-    catalog[RunCol.REJECT_COUNT] = pa.array(
-        [0] * len(run_ids), RUNS_SCHEMA.field(RunCol.REJECT_COUNT).type
-    )
-    table = pa.Table.from_arrays([catalog[f.name] for f in RUNS_SCHEMA], schema=RUNS_SCHEMA)
-    pq.write_table(table, store.runs_path, compression="zstd")
+        parts[("points", rid)] = part.to_arrow().cast(POINTS_SCHEMA)
+        row = {f.name: pa.nulls(1, f.type) for f in RUNS_SCHEMA}
+        row[RunCol.RUN_ID] = pa.array([rid], pa.string())
+        row[RunCol.SOURCE] = pa.array(["local"], pa.string())
+        row[RunCol.INGESTED_AT] = pa.array([now], RUNS_SCHEMA.field(RunCol.INGESTED_AT).type)
+        row[RunCol.POINT_COUNT] = pa.array(
+            [part.height], RUNS_SCHEMA.field(RunCol.POINT_COUNT).type
+        )
+        row[RunCol.REJECT_COUNT] = pa.array([0], RUNS_SCHEMA.field(RunCol.REJECT_COUNT).type)
+        parts[("runs", rid)] = pa.Table.from_arrays(
+            [row[f.name] for f in RUNS_SCHEMA], schema=RUNS_SCHEMA
+        )
+    # One commit for the whole store (as many ingests would leave it, without their cost).
+    delta.commit(store.snapshot(), parts, {delta.META_ACTION: "synth", delta.META_RUNS: "[]"})
     return run_ids
 
 

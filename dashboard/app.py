@@ -203,7 +203,8 @@ def static_pages(ctx: AppContext, kept: page_html.Prerendered) -> StaticOf:
         except Exception:  # the page still works without it: Dash renders it as before
             log.exception("the static first chart of %s?%s could not be drawn", path, query)
             return ""
-        kept.put((path, query), tree)
+        # Keyed by the store's version: a tree drawn before a commit is never handed out after it.
+        kept.put((path, query, ctx.source.store.version()), tree)
         return markup
 
     return static_of
@@ -356,7 +357,7 @@ def create_app(
         target = _page_of_request()
         if target is None:
             return c.shell(None, "", pending_route=True)
-        kept = prerendered.take(target)
+        kept = prerendered.take((*target, st.version()))
         if kept is not None:
             return kept
         active, content = render(ctx, *target)

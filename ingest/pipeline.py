@@ -150,111 +150,126 @@ def _store(
     now: datetime,
     evals: dict[str, list[pl.DataFrame]] | None = None,
 ) -> None:
-    with store.lock():
-        for rid in report.runs:
-            meta = metas.get(rid, {})
-            frames, series = per_run.get(rid, ([], []))
-            rows = pl.concat(frames) if frames else empty_points()
-            existing = (
-                store.scan_points([rid])
-                .select(Col.SOURCE_PATH, Col.SOURCE_SHA256)
-                .unique()
-                .collect()
+    # On a conflict with another writer the body runs again on the newer version: what it
+    # reports is reset first, so duplicates are counted against what is stored then.
+    saved = (report.duplicates, report.accepted, report.accepted_files, report.duplicate_files)
+
+    def body() -> None:
+        report.duplicates, report.accepted = saved[0], saved[1]
+        report.accepted_files, report.duplicate_files = list(saved[2]), list(saved[3])
+        _store_runs(store, per_run, report, metas, now, evals)
+
+    store.transaction(body)
+
+
+def _store_runs(
+    store: Store,
+    per_run: dict[str, tuple[list[pl.DataFrame], list[Row]]],
+    report: IngestReport,
+    metas: dict[str, dict[str, Any]],
+    now: datetime,
+    evals: dict[str, list[pl.DataFrame]] | None,
+) -> None:
+    for rid in report.runs:
+        meta = metas.get(rid, {})
+        frames, series = per_run.get(rid, ([], []))
+        rows = pl.concat(frames) if frames else empty_points()
+        existing = (
+            store.scan_points([rid]).select(Col.SOURCE_PATH, Col.SOURCE_SHA256).unique().collect()
+        )
+        known = set(
+            zip(
+                existing.get_column(Col.SOURCE_PATH).to_list(),
+                existing.get_column(Col.SOURCE_SHA256).to_list(),
+                strict=True,
             )
-            known = set(
-                zip(
-                    existing.get_column(Col.SOURCE_PATH).to_list(),
-                    existing.get_column(Col.SOURCE_SHA256).to_list(),
-                    strict=True,
-                )
-            )
-            known_sha = {s for _, s in known}
-            paths: list[str] = rows.get_column(Col.SOURCE_PATH).to_list()
-            new_rows = rows
-            if known:
-                shas = rows.get_column(Col.SOURCE_SHA256).to_list()
-                keep = [
-                    (p, s) not in known and s not in known_sha
-                    for p, s in zip(paths, shas, strict=True)
-                ]
-                new_rows = rows.filter(pl.Series(keep, dtype=pl.Boolean))
-            report.duplicates += rows.height - new_rows.height
-            report.accepted += new_rows.height
-            fresh = set(new_rows.get_column(Col.POINT_ID).to_list())
-            mine = [o for o in report.accepted_files if o.run_id == rid]
-            # (an eval file's outcome has no point ids: `_store_evals` decides it)
-            stale = [o for o in mine if o.point_ids and not fresh.intersection(o.point_ids)]
-            if stale:
-                report.duplicate_files.extend(stale)
-                report.accepted_files = [o for o in report.accepted_files if o not in stale]
-            if new_rows.height:
-                new_ids = set(new_rows.get_column(Col.POINT_ID).to_list())
-                replaced = sorted(set(new_rows.get_column(Col.SOURCE_PATH).to_list()))
-                sframe = (
-                    pl.DataFrame(
-                        [
-                            {k: _safe(v) if isinstance(v, str) else v for k, v in s.items()}
-                            for s in series
-                            if s[SeriesCol.POINT_ID] in new_ids
-                        ]
-                    )
-                    if series
-                    else pl.DataFrame()
-                )
-                store.replace_run_rows(rid, new_rows, sframe, replaced)
-            # Every file read now has no old rejects, also one whose rows are already stored: an
-            # ingest killed between the two writes left its stale reject behind.
-            eval_paths = _store_evals(store, rid, (evals or {}).get(rid, []), report)
-            store.clear_rejects(rid, sorted(set(paths) | eval_paths))
-            rej = [r for r in report.rejected if r.run_id == rid]
-            store.add_rejects(
+        )
+        known_sha = {s for _, s in known}
+        paths: list[str] = rows.get_column(Col.SOURCE_PATH).to_list()
+        new_rows = rows
+        if known:
+            shas = rows.get_column(Col.SOURCE_SHA256).to_list()
+            keep = [
+                (p, s) not in known and s not in known_sha for p, s in zip(paths, shas, strict=True)
+            ]
+            new_rows = rows.filter(pl.Series(keep, dtype=pl.Boolean))
+        report.duplicates += rows.height - new_rows.height
+        report.accepted += new_rows.height
+        fresh = set(new_rows.get_column(Col.POINT_ID).to_list())
+        mine = [o for o in report.accepted_files if o.run_id == rid]
+        # (an eval file's outcome has no point ids: `_store_evals` decides it)
+        stale = [o for o in mine if o.point_ids and not fresh.intersection(o.point_ids)]
+        if stale:
+            report.duplicate_files.extend(stale)
+            report.accepted_files = [o for o in report.accepted_files if o not in stale]
+        if new_rows.height:
+            new_ids = set(new_rows.get_column(Col.POINT_ID).to_list())
+            replaced = sorted(set(new_rows.get_column(Col.SOURCE_PATH).to_list()))
+            sframe = (
                 pl.DataFrame(
                     [
-                        {
-                            RejectCol.RUN_ID: r.run_id,
-                            RejectCol.PATH: _safe(r.path),
-                            RejectCol.SHA256: r.sha256,
-                            RejectCol.READER: _safe(r.reader),
-                            RejectCol.FIELD: _safe(r.field),
-                            RejectCol.REASON: _safe(r.reason),
-                            RejectCol.AT: now,
-                            RejectCol.OUTCOME: "rejected",
-                        }
-                        for r in rej
-                    ]
-                    + [
-                        {
-                            RejectCol.RUN_ID: rid,
-                            RejectCol.PATH: _safe(i.path),
-                            RejectCol.SHA256: "",
-                            RejectCol.READER: "",
-                            RejectCol.FIELD: "",
-                            RejectCol.REASON: _safe(i.reason),
-                            RejectCol.AT: now,
-                            RejectCol.OUTCOME: "ignored",
-                        }
-                        for i in report.ignored
-                        if i.run_id == rid
+                        {k: _safe(v) if isinstance(v, str) else v for k, v in s.items()}
+                        for s in series
+                        if s[SeriesCol.POINT_ID] in new_ids
                     ]
                 )
+                if series
+                else pl.DataFrame()
             )
-            points = store.scan_points([rid]).select(pl.len()).collect().item()
-            rejects = (
-                store.rejects([rid])
-                .filter(pl.col(RejectCol.OUTCOME).fill_null("rejected") != "ignored")
-                .height
+            store.replace_run_rows(rid, new_rows, sframe, replaced)
+        # Every file read now has no old rejects, also one whose rows are already stored: an
+        # ingest killed between the two writes left its stale reject behind.
+        eval_paths = _store_evals(store, rid, (evals or {}).get(rid, []), report)
+        store.clear_rejects(rid, sorted(set(paths) | eval_paths))
+        rej = [r for r in report.rejected if r.run_id == rid]
+        store.add_rejects(
+            pl.DataFrame(
+                [
+                    {
+                        RejectCol.RUN_ID: r.run_id,
+                        RejectCol.PATH: _safe(r.path),
+                        RejectCol.SHA256: r.sha256,
+                        RejectCol.READER: _safe(r.reader),
+                        RejectCol.FIELD: _safe(r.field),
+                        RejectCol.REASON: _safe(r.reason),
+                        RejectCol.AT: now,
+                        RejectCol.OUTCOME: "rejected",
+                    }
+                    for r in rej
+                ]
+                + [
+                    {
+                        RejectCol.RUN_ID: rid,
+                        RejectCol.PATH: _safe(i.path),
+                        RejectCol.SHA256: "",
+                        RejectCol.READER: "",
+                        RejectCol.FIELD: "",
+                        RejectCol.REASON: _safe(i.reason),
+                        RejectCol.AT: now,
+                        RejectCol.OUTCOME: "ignored",
+                    }
+                    for i in report.ignored
+                    if i.run_id == rid
+                ]
             )
-            entry: dict[str, Any] = {
-                RunCol.RUN_ID: rid,
-                RunCol.SOURCE: meta.get(RunCol.SOURCE, "local"),
-                RunCol.INGESTED_AT: now,
-                RunCol.POINT_COUNT: points,
-                RunCol.REJECT_COUNT: rejects,
-            }
-            for k in RunCol:
-                if k in meta and k not in entry:
-                    entry[k] = meta[k]
-            store.upsert_run(entry)
+        )
+        points = store.scan_points([rid]).select(pl.len()).collect().item()
+        rejects = (
+            store.rejects([rid])
+            .filter(pl.col(RejectCol.OUTCOME).fill_null("rejected") != "ignored")
+            .height
+        )
+        entry: dict[str, Any] = {
+            RunCol.RUN_ID: rid,
+            RunCol.SOURCE: meta.get(RunCol.SOURCE, "local"),
+            RunCol.INGESTED_AT: now,
+            RunCol.POINT_COUNT: points,
+            RunCol.REJECT_COUNT: rejects,
+        }
+        for k in RunCol:
+            if k in meta and k not in entry:
+                entry[k] = meta[k]
+        store.upsert_run(entry)
 
 
 def _store_evals(

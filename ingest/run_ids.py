@@ -1,5 +1,6 @@
 """Run ids: the rule new ids keep, the tolerance for ids of stores written before, and the
-file-name key of a run (re-exported by `ingest.store`)."""
+file-name key stores written before Delta Lake named a run's files by (`ingest.lake.upgrade`
+reads them; the Delta store partitions by the run id itself, so two ids never share a file)."""
 
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ def is_readable_run_id(run_id: object) -> bool:
 
 
 def run_key(run_id: str) -> str:
-    """File-name-safe, reversible key of a run id."""
+    """The file-name key of a run id in the old Parquet layout (`b64-YTpi` was the key of both
+    `b64-YTpi` and `a:b`: issue 29 item 1; the upgrade splits such files by their rows' ids)."""
     if run_id.replace("-", "").replace("_", "").replace(".", "").isalnum():
         return run_id
     return "b64-" + base64.urlsafe_b64encode(run_id.encode()).decode().rstrip("=")

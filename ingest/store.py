@@ -1,236 +1,283 @@
-"""The Parquet store: the only module that writes or reads Parquet.
+"""The store: the only module that writes or reads it (a Delta Lake table, `ingest.lake.delta`).
 
-Layout under the store root (the same as stores written before the journal; such a store opens
-as it is, and its dead writers' temporary files are swept by the next writer)::
+A store is a local folder (the default) or an object-storage URI (`s3://`, `gs://`, `az://`).
+Its data lives in one Delta table, `<store>/delta`, partitioned by logical table and run id
+(see `ingest.lake.delta`); a local store also keeps runner job records in `jobs/` and downloads in
+`cache/` (a remote store keeps them in a per-machine folder).
 
-    points/run=<key>.parquet       one file per run, rewritten whole on each ingest into the run
-    timeseries/run=<key>.parquet   server-metric samples of that run's points
-    runs.parquet                   the runs catalog
-    rejects.parquet                every file or row that was not taken, with its reason
-    jobs/                          runner job records (owned by runner.jobs)
-    .lock                          an exclusive lock held by writers
-    .journal.json                  only between a change's commit and its last rename
+Writers group their changes with `Store.lock()`: what is written inside is staged in memory
+and committed on exit as one Delta commit that replaces every partition touched (a run's points,
+series, evals, rejects and catalog row, for every run of the batch). There is no lock: delta-rs
+refuses a commit whose partitions another writer committed since this writer's snapshot, and the
+change is then rebuilt on the new version (each write is recorded and replayed) and committed
+again, so two writers on one machine or on two never lose or double rows. Killed at any moment,
+the store holds the whole change or none of it: the commit is one log entry, and data files of a
+commit that never happened are never read. A failure to write (full disk, read-only store)
+raises `StoreWriteError` and leaves the store as it was.
 
-Writers serialise on `.lock` (fcntl), so two ingests never lose or double rows. Everything a
-writer changes while it holds the lock is one transaction (`ingest.journal`): each file is
-staged beside its target, and on release one rename (the journal's) commits the whole change;
-then the staged files are renamed into place and every directory fsynced. Killed at any moment,
-the store holds all of the change or none of it: the next writer completes a committed change
-before it does anything, and readers read through a pending journal. An error while writing
-(a full disk, a read-only store) raises `StoreWriteError` and leaves the store as it was.
+Readers take a snapshot (one version) per read, so a read never mixes two versions, and
+`Store.version()` is the committed version every cache keys on: a new commit, by this process
+or any other, is seen on the next read.
 
-Readers open a file by name more than once (polars and pyarrow read the footer when they plan a
-scan and the data when they run it), so a rename in between can pair an old footer with new
-data; the reads here retry, which then see one whole version (`Store.collect` for lazy queries).
-A run's file is the unit of partition pruning: reading one run opens one file.
-
-A new kind of file is a path property, a reader through `_read` (or `_resolve`) and a writer
-through `_write` (or `_delete`) called under `lock()`: it joins the transaction unchanged.
+Stores written before Delta Lake (`runs.parquet`, `points/run=*.parquet`) are refused with a
+message naming `paretolens store upgrade` (`ingest.lake.upgrade`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import errno
+import json
+import re
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from ingest import journal
 from ingest.contract.col import Col
 from ingest.contract.schema import (
-    POINTS_SCHEMA,
     REJECTS_SCHEMA,
-    RUNS_SCHEMA,
-    TIMESERIES_SCHEMA,
     RejectCol,
     RunCol,
     SeriesCol,
 )
-from ingest.frames import _conform, _empty, _polars_overrides, conform_frame
-from ingest.journal import StoreWriteError
-from ingest.run_ids import (
-    run_key,
-)
+from ingest.frames import _empty, conform_frame
+from ingest.lake import delta, rows
+from ingest.lake.delta import Snapshot
+from ingest.lake.errors import LegacyStoreError, StoreWriteError
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
 
 __all__ = [
     "Store",
 ]
 
-_READ_ATTEMPTS = 5
-# What reading a file that was renamed over mid-read raises (a footer and data of two versions),
-# and what reading a run deleted since it was listed raises.
-_TORN_READ = (pl.exceptions.ComputeError, OSError, pa.ArrowInvalid)
-T = TypeVar("T")
+# Test hook: called with "staged" once a change is built and "committed" once its commit is in
+# the table (the crash tests kill the process there).
+STEP_HOOK: Callable[[str], None] | None = None
+# How often a change is rebuilt on a newer version before giving up.
+_ATTEMPTS = 50
+_COLLAPSED_URI = re.compile(r"^(s3a?|gs|gcs|az|abfss?):/(?!/)", re.IGNORECASE)
 
 
-def _retrying(read: Callable[[], T]) -> T:
-    for attempt in range(_READ_ATTEMPTS):
-        try:
-            return read()
-        except _TORN_READ:
-            if attempt == _READ_ATTEMPTS - 1:
-                raise
-            time.sleep(0.005 * (attempt + 1))
-    raise AssertionError("unreachable")
+def _step(name: str) -> None:
+    if STEP_HOOK is not None:
+        STEP_HOOK(name)
+
+
+@dataclass
+class _Txn:
+    snap: Snapshot
+    parts: dict[tuple[str, str], pa.Table] = field(default_factory=dict)
+    ops: list[Callable[[], None]] = field(default_factory=list)
+    action: str = "ingest"
+    running: bool = False  # inside a recorded write: its own writes are not recorded again
 
 
 class Store:
-    """A paretolens store rooted at a directory."""
+    """A paretolens store at a local directory or an object-storage URI."""
 
     def __init__(self, root: Path | str) -> None:
-        self.root = Path(root)
-        self._local = threading.local()  # the calling thread's transaction, under lock()
+        text = _COLLAPSED_URI.sub(lambda m: f"{m.group(1)}://", str(root))
+        self.remote = delta.is_remote(text)
+        self.uri = text.rstrip("/") if self.remote else str(Path(text).absolute())
+        # Local folder for runner jobs and download caches (the store itself when local).
+        self.root = delta.local_workdir(self.uri) if self.remote else Path(root)
+        self._local = threading.local()
+        self._head_lock = threading.Lock()
+        self._head: DeltaTable | None = None
+        self._head_snap: Snapshot | None = None
 
-    # ---- paths ---------------------------------------------------------------------------------
-    @property
-    def points_dir(self) -> Path:
-        return self.root / "points"
+    def __repr__(self) -> str:
+        return f"Store({self.uri!r})"
 
-    @property
-    def series_dir(self) -> Path:
-        return self.root / "timeseries"
+    # ---- snapshots and versions ----------------------------------------------------------------
+    def _legacy(self) -> bool:
+        return not self.remote and (
+            (self.root / "runs.parquet").exists() or (self.root / "points").is_dir()
+        )
 
-    @property
-    def runs_path(self) -> Path:
-        return self.root / "runs.parquet"
+    def snapshot(self) -> Snapshot:
+        """The latest committed version of the store and its files.
 
-    @property
-    def rejects_path(self) -> Path:
-        return self.root / "rejects.parquet"
+        Raises:
+            LegacyStoreError: the store is in the layout written before Delta Lake.
+        """
+        with self._head_lock:
+            head = self._head
+            if head is None:
+                head = delta.open_table(self.uri)
+            else:
+                head.update_incremental()
+            if head is None:
+                if self._legacy():
+                    raise LegacyStoreError(self.root)
+                return delta.snapshot_of(self.uri, None)
+            self._head = head
+            cached = self._head_snap
+            if cached is None or cached.version != head.version():
+                # A snapshot's own table object: the head moves on, a writer's base must not.
+                cached = delta.snapshot_of(self.uri, delta.open_table(self.uri, head.version()))
+                self._head_snap = cached
+            return cached
 
-    def _run_file(self, base: Path, run_id: str) -> Path:
-        return base / f"run={run_key(run_id)}.parquet"
+    def version(self) -> int:
+        """The store's committed version (-1: nothing stored yet); every cache keys on it."""
+        return self.snapshot().version
 
-    # ---- locking and transactions --------------------------------------------------------------
+    # ---- transactions --------------------------------------------------------------------------
+    def _txn(self) -> _Txn | None:
+        txn: _Txn | None = getattr(self._local, "txn", None)
+        return txn
+
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the store's exclusive writer lock; what is written meanwhile is one transaction.
+        """Group the writes made inside into one commit (on exit; nested calls join the outer).
+
+        There is no lock: a commit that conflicts with another writer's is rebuilt on the new
+        version and committed again.
 
         Raises:
             StoreWriteError: the store cannot be written (read-only, full, ...); it holds what
-                it held before (or, if the failure came after the commit point, the whole change,
-                which the next writer finishes applying).
+                it held before.
         """
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            fh = open(self.root / ".lock", "a+")  # noqa: SIM115 - closed below
-        except OSError as exc:
-            raise StoreWriteError(self.root, exc) from exc
-        with fh:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            txn = journal.Transaction(self.root)
-            try:
-                try:
-                    journal.recover(self.root)
-                    journal.sweep(self.root)
-                except OSError as exc:
-                    raise StoreWriteError(self.root, exc) from exc
-                self._local.txn = txn
-                try:
-                    yield
-                except OSError as exc:
-                    txn.abort()
-                    if isinstance(exc, StoreWriteError):
-                        raise
-                    raise StoreWriteError(self.root, exc) from exc
-                except BaseException:
-                    txn.abort()
-                    raise
-                finally:
-                    self._local.txn = None
-                txn.commit()
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-    def _txn(self) -> journal.Transaction | None:
-        txn: journal.Transaction | None = getattr(self._local, "txn", None)
-        return txn
-
-    def _pending(self) -> dict[str, str | None] | None:
-        return None if self._txn() is not None else journal.pending(self.root)
-
-    def _resolve(self, target: Path, pending: object = False) -> Path | None:
-        """The file that holds `target`'s current content for this thread (None: absent): the
-        writer's staged file, a pending journal's (`pending`: one `_pending()` for many files),
-        or the target itself."""
-        txn = self._txn()
-        if txn is not None:
-            return txn.resolve(target)
-        got = self._pending() if pending is False else pending
-        return target if not isinstance(got, dict) else journal.resolve(self.root, got, target)
-
-    def _write(self, table: pa.Table, target: Path) -> None:
-        """Write `target` whole: staged into the transaction under `lock()`; outside it, on its
-        own (temporary file, fsync, rename, directory fsync)."""
-
-        def write(tmp: Path) -> None:
-            pq.write_table(table, tmp, compression="zstd")
-
-        txn = self._txn()
-        if txn is not None:
-            txn.stage(target, write)
+        if self._txn() is not None:
+            yield
             return
-        one = journal.Transaction(self.root)
-        one.stage(target, write)
-        one.commit()
+        txn = _Txn(self._fresh_snapshot())
+        self._local.txn = txn
+        try:
+            yield
+            self._commit(txn)
+        finally:
+            self._local.txn = None
 
-    def _delete(self, target: Path) -> None:
+    def _fresh_snapshot(self) -> Snapshot:
+        """A snapshot with a table object of its own (the base a writer's commit is checked on)."""
+        snap = self.snapshot()
+        if snap.table is None:
+            return snap
+        return delta.snapshot_of(self.uri, delta.open_table(self.uri, snap.version))
+
+    def _commit(self, txn: _Txn) -> None:
+        for _ in range(_ATTEMPTS):
+            if not txn.parts:
+                return
+            try:
+                _step("staged")
+                delta.commit(txn.snap, txn.parts, self._meta(txn))
+            except delta.ConflictError:
+                self._rebase(txn)
+                continue
+            except StoreWriteError:
+                raise
+            except OSError as exc:
+                raise StoreWriteError(self.uri, exc) from exc
+            _step("committed")
+            return
+        raise StoreWriteError(
+            self.uri, OSError(errno.EBUSY, f"gave up after {_ATTEMPTS} conflicting commits")
+        )
+
+    def _rebase(self, txn: _Txn) -> None:
+        """Rebuild the change on the newest version (replay every write made under the lock)."""
+        txn.snap = self._fresh_snapshot()
+        txn.parts.clear()
+        txn.running = True
+        try:
+            for op in txn.ops:
+                op()
+        finally:
+            txn.running = False
+
+    def _meta(self, txn: _Txn) -> dict[str, str]:
+        runs = sorted({r for _, r in txn.parts})
+        sources: set[str] = set()
+        for (table, _), staged in txn.parts.items():
+            if table == "runs" and staged.num_rows:
+                sources.update(str(s) for s in staged.column(RunCol.SOURCE).to_pylist() if s)
+        return {
+            delta.META_ACTION: txn.action,
+            delta.META_RUNS: json.dumps(runs),
+            delta.META_SOURCE: ",".join(sorted(sources)),
+        }
+
+    def _apply(self, op: Callable[[], None], action: str | None = None) -> None:
         txn = self._txn()
         if txn is None:
-            raise RuntimeError("a store file is deleted under Store.lock()")
-        txn.delete(target)
+            with self.lock():
+                self._apply(op, action)
+            return
+        if action is not None:
+            txn.action = action
+        if txn.running:
+            op()
+            return
+        txn.ops.append(op)
+        txn.running = True
+        try:
+            op()
+        finally:
+            txn.running = False
 
-    def _read(self, path: Path, schema: pa.Schema) -> pl.DataFrame:
-        def read() -> pl.DataFrame:
-            where = self._resolve(path)
-            if where is None or not where.exists():
-                return _empty(schema)
-            df = pl.from_arrow(pq.read_table(where, schema=schema))
-            assert isinstance(df, pl.DataFrame)
-            return df
+    def transaction(self, body: Callable[[], None]) -> None:
+        """Run `body` (reads and writes of the store) as one change, committed at the end of the
+        enclosing `lock()` (or now). When another writer commits to the same runs first, `body`
+        runs again on the newer version, so it decides from what it reads there (which files are
+        duplicates, the catalog's counts) and must reset whatever it reports each time."""
+        self._apply(body)
 
-        return _retrying(read)
+    def _stage(self, table: str, run_id: str, rows: pa.Table) -> None:
+        txn = self._txn()
+        assert txn is not None
+        txn.parts[(table, run_id)] = rows
 
-    # ---- points --------------------------------------------------------------------------------
-    def run_ids(self) -> list[str]:
-        """Ids of the runs that have points or a catalog entry."""
-        return sorted(self.runs().get_column(RunCol.RUN_ID).to_list())
-
-    def _point_files(self, run_ids: Sequence[str] | None, base: Path) -> list[Path]:
+    # ---- reads ---------------------------------------------------------------------------------
+    def _lazy(self, table: str, run_ids: Sequence[str] | None) -> pl.LazyFrame:
+        txn = self._txn()
+        snap = txn.snap if txn is not None else self.snapshot()
+        staged = txn.parts if txn is not None else {}
         if run_ids is None:
-            targets = set(base.glob("run=*.parquet")) if base.exists() else set()
-            txn, pending = self._txn(), self._pending()
-            for t in (
-                txn.staged if txn is not None else pending or {}
-            ):  # files the change adds (its deletes resolve to None below)
-                path = t if isinstance(t, Path) else self.root / t
-                if path.parent == base and path.name.startswith("run="):
-                    targets.add(path)
+            mine = {r for t, r in staged if t == table}
+            wanted = sorted(set(snap.runs_of(table)) | mine)
         else:
-            targets, pending = {self._run_file(base, r) for r in run_ids}, self._pending()
-        found = (self._resolve(t, pending) for t in sorted(targets))
-        return [p for p in found if p is not None and p.exists()]
+            wanted = list(dict.fromkeys(run_ids))
+        frames: list[pl.LazyFrame] = []
+        stored = snap.scan(table, [r for r in wanted if (table, r) not in staged])
+        if stored is not None:
+            frames.append(stored)
+        for r in wanted:
+            part = staged.get((table, r))
+            if part is not None and part.num_rows:
+                df = pl.from_arrow(part)
+                assert isinstance(df, pl.DataFrame)
+                frames.append(df.lazy())
+        if not frames:
+            return _empty(delta.SCHEMAS[table]).lazy()
+        return pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
+
+    def _frame(self, table: str, run_ids: Sequence[str] | None) -> pl.DataFrame:
+        return self._lazy(table, run_ids).collect().rechunk()
+
+    def run_ids(self) -> list[str]:
+        """Ids of the runs that have a catalog entry."""
+        return sorted(self.runs().get_column(RunCol.RUN_ID).to_list())
 
     def scan_points(self, run_ids: Sequence[str] | None = None) -> pl.LazyFrame:
         """Lazily scan points, opening only the files of the given runs."""
-        files = self._point_files(run_ids, self.points_dir)
-        if not files:
-            return _empty(POINTS_SCHEMA).lazy()
-        return pl.scan_parquet([str(f) for f in files])
+        return self._lazy("points", run_ids)
 
     def collect(
         self,
         query: Callable[[pl.LazyFrame], pl.LazyFrame],
         run_ids: Sequence[str] | None = None,
     ) -> pl.DataFrame:
-        """Run a lazy query over `scan_points(run_ids)`, safe against concurrent writers.
+        """Run a lazy query over `scan_points(run_ids)` (one version of the store).
 
         Args:
             query: builds the query from the scan (select, filter, group_by, ...).
@@ -239,7 +286,9 @@ class Store:
         Returns:
             The collected result.
         """
-        return _retrying(lambda: query(self.scan_points(run_ids)).collect())
+        # One chunk per column, whatever the files' row groups: polars' kernels can round the
+        # last bit of a float differently on another chunk layout.
+        return query(self.scan_points(run_ids)).collect().rechunk()
 
     def points(self, run_ids: Sequence[str] | None = None) -> pl.DataFrame:
         """Points of the given runs (all runs when None)."""
@@ -249,30 +298,24 @@ class Store:
         self, run_ids: Sequence[str] | None = None, point_ids: Sequence[str] | None = None
     ) -> pl.DataFrame:
         """Server-metric samples of the given runs, optionally only some points."""
-
-        def read() -> pl.DataFrame:
-            files = self._point_files(run_ids, self.series_dir)
-            if not files:
-                return _empty(TIMESERIES_SCHEMA)
-            lf = pl.scan_parquet([str(f) for f in files])
-            if point_ids is not None:
-                lf = lf.filter(pl.col(SeriesCol.POINT_ID).is_in(list(point_ids)))
-            return lf.collect()
-
-        return _retrying(read)
+        lf = self._lazy("timeseries", run_ids)
+        if point_ids is not None:
+            lf = lf.filter(pl.col(SeriesCol.POINT_ID).is_in(list(point_ids)))
+        return lf.collect().rechunk()
 
     def runs(self) -> pl.DataFrame:
-        """The runs catalog."""
-        return self._read(self.runs_path, RUNS_SCHEMA)
+        """The runs catalog (sorted by run id)."""
+        return self._frame("runs", None).sort(RunCol.RUN_ID)
 
     def rejects(self, run_ids: Sequence[str] | None = None) -> pl.DataFrame:
         """Rejected files and rows (of the given runs)."""
-        df = self._read(self.rejects_path, REJECTS_SCHEMA)
-        if run_ids is not None:
-            df = df.filter(pl.col(RejectCol.RUN_ID).is_in(list(run_ids)))
-        return df
+        return self._frame("rejects", run_ids)
 
-    # ---- writes (call under lock()) ------------------------------------------------------------
+    def evals(self, run_ids: Sequence[str] | None = None) -> pl.DataFrame:
+        """Eval rows of the given runs (every run when None)."""
+        return self._frame("evals", run_ids)
+
+    # ---- writes (grouped by lock()) ------------------------------------------------------------
     def replace_run_rows(
         self,
         run_id: str,
@@ -284,95 +327,89 @@ class Store:
 
         Rows of other sources in the run are kept as they are.
         """
-        pfile = self._run_file(self.points_dir, run_id)
-        old = self._read(pfile, POINTS_SCHEMA)
-        gone = set(replaced_sources) if old.height else set()
-        kept = old.filter(~pl.col(Col.SOURCE_PATH).is_in(list(gone))) if gone else old
-        dropped_ids = (
-            set(
-                old.filter(pl.col(Col.SOURCE_PATH).is_in(list(gone)))
-                .get_column(Col.POINT_ID)
-                .to_list()
-            )
-            if gone
-            else set()
+        self._apply(
+            lambda: self._replace_run_rows(run_id, new_points, new_series, replaced_sources)
         )
-        # Both parts cast to exactly the points schema, then one table (one chunk per column).
-        parts = [_conform(kept, POINTS_SCHEMA)] if kept.height else []
-        parts.append(_conform(new_points, POINTS_SCHEMA))
-        table = pa.concat_tables(parts).combine_chunks() if len(parts) > 1 else parts[0]
-        sfile = self._run_file(self.series_dir, run_id)
-        if new_series.height or (dropped_ids and sfile.exists()):
-            old_s = self._read(sfile, TIMESERIES_SCHEMA)
-            # The series of the points written now replace any stored under their ids: a writer
-            # killed after the series rename and before the points rename left them there, and
-            # the ingest that runs again writes them once more.
-            written = dropped_ids | set(new_points.get_column(Col.POINT_ID).to_list())
-            kept_s = old_s.filter(~pl.col(SeriesCol.POINT_ID).is_in(list(written)))
-            self._write(
-                _conform(
-                    pl.concat([kept_s, conform_frame(new_series, TIMESERIES_SCHEMA)]),
-                    TIMESERIES_SCHEMA,
-                ),
-                sfile,
-            )
-        self._write(table, pfile)
+
+    def _replace_run_rows(
+        self,
+        run_id: str,
+        new_points: pl.DataFrame,
+        new_series: pl.DataFrame,
+        replaced_sources: Sequence[str],
+    ) -> None:
+        old = self._frame("points", [run_id])
+        table, dropped = rows.replaced_points(old, new_points, replaced_sources)
+        self._stage("points", run_id, table)
+        if new_series.height or dropped:
+            # The series of the points written now replace any stored under their ids.
+            written = dropped | set(new_points.get_column(Col.POINT_ID).to_list())
+            series = rows.replaced_series(self._frame("timeseries", [run_id]), new_series, written)
+            self._stage("timeseries", run_id, series)
 
     def upsert_run(self, entry: dict[str, object]) -> None:
         """Insert or update one catalog entry (fields not given keep their stored value)."""
-        runs = self.runs()
-        rid = entry[RunCol.RUN_ID]
-        old = runs.filter(pl.col(RunCol.RUN_ID) == rid) if runs.height else runs
-        base: dict[str, object] = old.row(0, named=True) if old.height else {}
-        merged = {**base, **{k: v for k, v in entry.items() if v is not None}}
-        row = conform_frame(
-            pl.DataFrame([merged], schema_overrides=_polars_overrides(RUNS_SCHEMA), strict=False),
-            RUNS_SCHEMA,
+        rid = str(entry[RunCol.RUN_ID])
+        self._apply(
+            lambda: self._stage("runs", rid, rows.catalog_row(self._frame("runs", [rid]), entry))
         )
-        others = runs.filter(pl.col(RunCol.RUN_ID) != rid) if runs.height else runs
-        out = pl.concat([conform_frame(others, RUNS_SCHEMA), row])
-        self._write(_conform(out.sort(RunCol.RUN_ID), RUNS_SCHEMA), self.runs_path)
 
     def add_rejects(self, rejects: pl.DataFrame) -> None:
         """Record rejects; a (run, path, field, reason) already recorded is not repeated."""
         if rejects.height == 0:
             return
-        old = self.rejects()
-        key = [
-            RejectCol.RUN_ID,
-            RejectCol.PATH,
-            RejectCol.SHA256,
-            RejectCol.FIELD,
-            RejectCol.REASON,
-        ]
-        new = conform_frame(rejects, REJECTS_SCHEMA).join(
-            old.select(key), on=key, how="anti", nulls_equal=True
-        )
-        if new.height:
-            self._write(_conform(pl.concat([old, new]), REJECTS_SCHEMA), self.rejects_path)
+        frame = conform_frame(rejects, REJECTS_SCHEMA)
+        self._apply(lambda: self._add_rejects(frame))
+
+    def _add_rejects(self, rejects: pl.DataFrame) -> None:
+        for (rid,), part in rejects.group_by(RejectCol.RUN_ID, maintain_order=True):
+            table = rows.with_rejects(self._frame("rejects", [str(rid)]), part)
+            if table is not None:
+                self._stage("rejects", str(rid), table)
 
     def clear_rejects(self, run_id: str, paths: Sequence[str]) -> None:
         """Forget old rejects of files that have now been read successfully."""
-        old = self.rejects()
-        if not old.height:
-            return
-        drop = (pl.col(RejectCol.RUN_ID) == run_id) & pl.col(RejectCol.PATH).is_in(list(paths))
-        if old.filter(drop).height:
-            self._write(_conform(old.filter(~drop), REJECTS_SCHEMA), self.rejects_path)
+        self._apply(lambda: self._clear_rejects(run_id, list(paths)))
+
+    def _clear_rejects(self, run_id: str, paths: list[str]) -> None:
+        table = rows.without_rejects_of(self._frame("rejects", [run_id]), paths)
+        if table is not None:
+            self._stage("rejects", run_id, table)
 
     def delete_run(self, run_id: str) -> None:
-        """Remove a run's points, series, rejects and catalog entry (one transaction; takes the
-        lock when the caller does not hold it)."""
-        with contextlib.nullcontext() if self._txn() is not None else self.lock():
-            for base in (self.points_dir, self.series_dir):
-                self._delete(self._run_file(base, run_id))
-            runs = self.runs().filter(pl.col(RunCol.RUN_ID) != run_id)
-            self._write(_conform(runs, RUNS_SCHEMA), self.runs_path)
-            rej = self.rejects().filter(pl.col(RejectCol.RUN_ID) != run_id)
-            self._write(_conform(rej, REJECTS_SCHEMA), self.rejects_path)
+        """Remove a run's points, series, evals, rejects and catalog entry (one commit)."""
+        self._apply(lambda: self._delete_run(run_id), action="delete")
+
+    def _delete_run(self, run_id: str) -> None:
+        for table in delta.SCHEMAS:
+            self._stage(table, run_id, delta.empty_like(table))
 
     def replace_run_evals(self, run_id: str, frame: pl.DataFrame) -> None:
-        """Replace the eval rows of `frame`'s files in a run (`ingest.eval_store`); under lock()."""
+        """Replace the eval rows of `frame`'s files in a run (`ingest.eval_store`)."""
         from ingest.eval_store import replace_evals
 
-        replace_evals(self, run_id, frame, self._read, self._write)
+        self._apply(
+            lambda: replace_evals(
+                run_id,
+                frame,
+                self._frame("evals", [run_id]),
+                lambda t: self._stage("evals", run_id, t),
+            )
+        )
+
+    def restore(self, version: int) -> int:
+        """Make the store hold what it held at `version` (a new commit). Returns the new version."""
+        return delta.restore(
+            self.uri,
+            version,
+            {
+                delta.META_ACTION: f"undo to {version}",
+                delta.META_RUNS: "[]",
+                delta.META_SOURCE: "",
+            },
+        )
+
+    def log(self, limit: int | None = None) -> list[delta.Commit]:
+        """The store's commits, newest first."""
+        self.snapshot()  # refuses a store in the old layout
+        return delta.history(self.uri, limit)

@@ -10,9 +10,11 @@ from platformdirs import user_data_path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from ingest.bundled import DATA_DIR, GOLDEN_AL_DIR, SAMPLES_DIR
-
-__all__ = ["DATA_DIR", "GOLDEN_AL_DIR", "SAMPLES_DIR", "Settings", "default_store", "load_settings"]
+__all__ = [
+    "Settings",
+    "default_store",
+    "load_settings",
+]
 
 
 def default_store() -> Path:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from flask import Flask
 
 from dashboard.app import create_app
+from ingest.bundled import GOLDEN_AL_DIR
 from paretolens.commands.common import open_store
-from paretolens.settings import GOLDEN_AL_DIR, load_settings
+from paretolens.settings import load_settings
 
 settings = load_settings()
 server: Flask = create_app(open_store(None), settings, golden_dir=GOLDEN_AL_DIR).server

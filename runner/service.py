@@ -174,7 +174,7 @@ def spawn_worker(
     """
     table = JobTable(store)
     job_dir = table.job_dir(job_id)
-    argv = ["-m", "runner.worker", "--daemon", "--store", str(store.root.resolve()), job_id]
+    argv = ["-m", "runner.worker", "--daemon", "--store", store.uri, job_id]
     if poll_s is not None:
         argv[3:3] = ["--poll", str(poll_s)]
     env = {}

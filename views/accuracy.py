@@ -18,9 +18,8 @@ from analysis.comparison.baseline import baseline_sources
 from analysis.evals import arm_accuracy
 from ingest.contract.col import Col
 from ingest.contract.evals_schema import EvalCol
-from ingest.eval_store import evals_path, read_evals
+from ingest.eval_store import read_evals
 from ingest.store import Store
-from views.cache import file_version
 from views.facets import ARM_NAME
 
 # The eval columns of the points table and its exports, in order.
@@ -47,8 +46,8 @@ EVAL_SCHEMA: dict[str, pl.DataType] = {
 
 
 def evals_version(store: Store, runs: Sequence[str]) -> tuple[Any, ...]:
-    """The fingerprint of the runs' eval files (evals can be ingested without new points)."""
-    return tuple(file_version(evals_path(store, r)) for r in runs)
+    """The store's committed version (evals can be ingested without new points)."""
+    return (store.version(),)
 
 
 def run_evals(store: Store, runs: Sequence[str]) -> pl.DataFrame:

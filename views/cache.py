@@ -9,7 +9,6 @@ from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ingest.run_ids import run_key
 from ingest.store import Store
 
 T = TypeVar("T")
@@ -58,13 +57,7 @@ def file_version(path: Path) -> tuple[str, int, int]:
     return (path.name, st.st_mtime_ns, st.st_size)
 
 
-def store_version(store: Store, run_ids: Sequence[str] | None) -> tuple[Any, ...]:
-    """A cheap fingerprint of the store files a view reads (changes on every ingest)."""
-    files = [store.runs_path, store.rejects_path]
-    if run_ids is None:
-        files.extend(
-            sorted(store.points_dir.glob("run=*.parquet")) if store.points_dir.exists() else []
-        )
-    else:
-        files.extend(store.points_dir / f"run={run_key(r)}.parquet" for r in run_ids)
-    return tuple(file_version(f) for f in files)
+def store_version(store: Store, run_ids: Sequence[str] | None = None) -> tuple[Any, ...]:
+    """The store's committed version (changes on every commit, by any process; `run_ids` is
+    kept for callers that name what they read)."""
+    return (store.version(),)

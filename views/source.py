@@ -106,12 +106,12 @@ class DataSource:
 
     def runs(self) -> pl.DataFrame:
         """The store's runs catalog as it is on disk (read again when the file changes)."""
-        key = ("runs", file_version(self.store.runs_path))
+        key = ("runs", self.store.version())
         return self._cache.get(key, self.store.runs)
 
     def rejects(self) -> pl.DataFrame:
         """Every rejected file and row of the store (read again when the file changes)."""
-        key = ("rejects", file_version(self.store.rejects_path))
+        key = ("rejects", self.store.version())
         return self._cache.get(key, self.store.rejects)
 
     def catalog(self) -> pl.DataFrame:

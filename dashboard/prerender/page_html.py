@@ -228,10 +228,10 @@ class Prerendered:
     def __init__(self, ttl: float = 10.0, size: int = 32) -> None:
         self.ttl, self.size = ttl, size
         self._lock = threading.Lock()
-        self._trees: dict[tuple[str, str], tuple[float, Any]] = {}
+        self._trees: dict[tuple[object, ...], tuple[float, Any]] = {}
 
-    def put(self, key: tuple[str, str], tree: Any) -> None:
-        """Keep a tree for the layout request of page `key` (path, query)."""
+    def put(self, key: tuple[object, ...], tree: Any) -> None:
+        """Keep a tree for the layout request of page `key` (path, query, store version)."""
         with self._lock:
             now = time.monotonic()
             self._trees = {k: v for k, v in self._trees.items() if now - v[0] < self.ttl}
@@ -239,7 +239,7 @@ class Prerendered:
                 self._trees.pop(next(iter(self._trees)))
             self._trees[key] = (now, tree)
 
-    def take(self, key: tuple[str, str]) -> Any | None:
+    def take(self, key: tuple[object, ...]) -> Any | None:
         """The tree kept for page `key`, if fresh (it is not handed out again)."""
         with self._lock:
             got = self._trees.pop(key, None)

@@ -98,7 +98,7 @@ def _canonical() -> list[str]:
         "compare, history, deltas and the runs index pair arms by it (`arm_id`). What differs",
         "between two paired points and is not configuration (the HF id or path in `model`, the",
         "image, the runner, the recipe, the reader) is listed as a confound beside the numbers",
-        "(`analysis/confounds.py`), never a reason to leave the arms unpaired.",
+        "(`analysis/comparison/confounds.py`), never a reason to leave the arms unpaired.",
         "",
         "- **model** (`model_prefix`): the model key, the InferenceX model prefix. The table below",
         "  maps HF ids, display names and local directory names to it; matching is case-folded,",

@@ -4,7 +4,7 @@ Two sources of one configuration spell it differently: the InferenceX app dump s
 `kimik2.5`, a raw `vllm bench serve` file `moonshotai/Kimi-K2.5`, a local sweep
 `/models/Kimi-K2.5`; a runner label says `MI355-gbt350-...` where the aggregate says `mi355x`;
 one harness says `nvfp4` or `trtllm` where InferenceX says `fp4` or `trt`. Every row is brought
-to one form here, at ingest, so the arm key (`ingest.schema.ARM_KEY`) is equal for equal
+to one form here, at ingest, so the arm key (`ingest.contract.schema.ARM_KEY`) is equal for equal
 configurations whatever the source, and baseline, compare, history and deltas pair them.
 
 The model key is `model_prefix` (the InferenceX model prefix); the HF id or path stays in

@@ -32,6 +32,7 @@ from analysis.sweep.export import dispatch_command, dispatch_problem, search_spa
 from analysis.sweep.pruned import prune_list, pruned_json, pruned_table
 from analysis.sweep.sweep_config import validate_sweep_config
 from analysis.tables import Table, json_text
+from ingest.bundled import GOLDEN_AL_DIR
 from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP
 from ingest.eval_store import read_evals
@@ -51,7 +52,6 @@ from paretolens.commands.common import (
     open_store,
     runs_of,
 )
-from paretolens.settings import GOLDEN_AL_DIR
 
 GroupOpt = Annotated[
     str, typer.Option("--group-by", help="comma-separated comparison-group columns")

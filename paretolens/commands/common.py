@@ -17,9 +17,11 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
+from ingest.bundled import SAMPLES_DIR
 from ingest.contract.schema import RunCol
+from ingest.lake.errors import LegacyStoreError
 from ingest.store import Store
-from paretolens.settings import SAMPLES_DIR, load_settings
+from paretolens.settings import load_settings
 
 if TYPE_CHECKING:
     import polars as pl
@@ -35,8 +37,8 @@ StoreOpt = Annotated[
     Path | None,
     typer.Option(
         "--store",
-        help="store directory (default: PARETOLENS_STORE, else `store` in the user's data "
-        "directory)",
+        help="store directory or s3:// gs:// az:// URI (default: PARETOLENS_STORE, else `store` "
+        "in the user's data directory)",
     ),
 ]
 RunOpt = Annotated[list[str] | None, typer.Option("--run", help="run id (repeat for several runs)")]
@@ -128,8 +130,14 @@ def runs_of(positional: Sequence[str] | None, option: Sequence[str] | None) -> l
 
 def open_store(store: Path | None) -> Store:
     """The store to use: `store`, else PARETOLENS_STORE, else the one in the user's data
-    directory (`paretolens.settings.default_store`). `paretolens demo` loads the sample runs."""
-    return Store(store or load_settings().store)
+    directory (`paretolens.settings.default_store`). `paretolens demo` loads the sample runs.
+    A store written before Delta Lake is refused with the command that upgrades it."""
+    st = Store(store or load_settings().store)
+    try:
+        st.version()
+    except LegacyStoreError as exc:
+        raise fail(str(exc)) from exc
+    return st
 
 
 def sample_runs() -> dict[str, Path]:

@@ -19,7 +19,7 @@ from ingest.contract.col import Col
 from ingest.contract.schema import RejectCol, RunCol
 from ingest.defaults import check_defaults
 from ingest.errors import SchemaError
-from ingest.journal import StoreWriteError
+from ingest.lake.errors import StoreWriteError
 from ingest.pipeline import ingest_paths
 from ingest.report import IngestReport
 from ingest.run_ids import InvalidRunId

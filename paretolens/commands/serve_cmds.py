@@ -17,10 +17,11 @@ from typing import Annotated
 import polars as pl
 import typer
 
+from ingest.bundled import GOLDEN_AL_DIR
 from ingest.contract.col import Col
 from ingest.store import Store
 from paretolens.commands.common import StoreOpt, open_store, sample_runs, seed_samples
-from paretolens.settings import GOLDEN_AL_DIR, Settings, load_settings
+from paretolens.settings import Settings, load_settings
 from views.query.state import RunView
 
 
@@ -112,7 +113,7 @@ def serve(
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host
     base = f"http://{shown}:{settings.port}"
     err = sys.stderr
-    print(f"paretolens: serving {st.root} ({len(st.run_ids())} runs) on {base}/", file=err)
+    print(f"paretolens: serving {st.uri} ({len(st.run_ids())} runs) on {base}/", file=err)
     sample = sample_view(st)
     if sample:
         print(f"open a sample run: {base}{urls.run(sample)}", file=err)

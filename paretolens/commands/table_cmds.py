@@ -21,6 +21,7 @@ import typer
 from rich.table import Table as RichTable
 
 from analysis.render import Rendering, keep_whole
+from ingest.bundled import GOLDEN_AL_DIR
 from paretolens.commands.common import (
     OutputOpt,
     RunOpt,
@@ -34,7 +35,6 @@ from paretolens.commands.common import (
     runs_of,
     write,
 )
-from paretolens.settings import GOLDEN_AL_DIR
 
 # The dashboard's modules are imported when the command runs, so the other commands start
 # without them.

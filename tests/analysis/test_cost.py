@@ -21,7 +21,6 @@ from typer.testing import CliRunner
 
 from analysis.cost import (
     COST_COLUMNS,
-    HARDWARE_FILE,
     HardwareFile,
     SpecOverride,
     axis_label,
@@ -32,6 +31,7 @@ from analysis.cost import (
     with_costs,
 )
 from analysis.frontier.prune import analyze_points
+from ingest.bundled import HARDWARE_FILE
 from ingest.contract.col import Col
 from ingest.contract.columns import COLUMNS
 from ingest.contract.schema import SPECS, better, metric_columns

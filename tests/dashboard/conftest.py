@@ -17,10 +17,11 @@ from dash import Dash
 from dashboard.app import create_app
 from dashboard.context import AppContext
 from dashboard.fetch import Fetcher
+from ingest.bundled import GOLDEN_AL_DIR
 from ingest.contract.schema import RunCol
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
-from paretolens.settings import GOLDEN_AL_DIR, Settings
+from paretolens.settings import Settings
 from views.source import DataSource
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "inferencex"

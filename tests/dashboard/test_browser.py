@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -187,9 +186,7 @@ def test_launching_needs_the_token(
 ) -> None:
     monkeypatch.setattr(service, "spawn_worker", lambda *a, **kw: None)
     own = Store(tmp_path / "s")
-    (own.root / "points").mkdir(parents=True)
-    shutil.copy(store.points_dir / "run=29003473063.parquet", own.points_dir)
-    shutil.copy(store.runs_path, own.runs_path)
+    _copy_run(store, own, "29003473063")
     (own.root / "launch-options.yaml").write_text("commands: {script: [bash, run_point.sh]}\n")
     settings = Settings(
         store=own.root,
@@ -221,3 +218,13 @@ def test_launching_needs_the_token(
         assert "0/3 points done" in driver.find_element(By.ID, "job-detail").text
     errors = console_errors(driver)
     assert errors == [], json.dumps(errors)
+
+
+def _copy_run(src: Store, dst: Store, run_id: str) -> None:
+    """Give `dst` one run's points and series and the whole runs catalog of `src`."""
+    points = src.points([run_id])
+    sources = sorted(set(points.get_column("source_path").to_list()))
+    with dst.lock():
+        dst.replace_run_rows(run_id, points, src.timeseries([run_id]), sources)
+        for row in src.runs().iter_rows(named=True):
+            dst.upsert_run(row)

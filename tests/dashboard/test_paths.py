@@ -25,12 +25,12 @@ from dashboard.ids import Id
 from dashboard.pages import index, points, run
 from dashboard.pages import run_charts as charts
 from dashboard.pages import run_tables as t
+from ingest.bundled import SAMPLES_DIR
 from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
 from paretolens.cli import app as cli
 from paretolens.commands.common import seed_samples
-from paretolens.settings import SAMPLES_DIR
 from views.master_configs import MASTERS_DIR, yaml_problem
 from views.query.state import IndexView, RunView
 from views.run_data import RunData

@@ -154,13 +154,7 @@ def test_launch_with_the_token_records_a_job_and_refuses_without(
     started: list[str] = []
     monkeypatch.setattr(service, "spawn_worker", lambda st, job_id, **kw: started.append(job_id))
     own = Store(tmp_path / "s")
-    for f in ("points", "timeseries"):
-        src = store.root / f
-        if src.exists():
-            (own.root / f).mkdir(parents=True)
-            for p in src.glob("run=29003473063.parquet"):
-                (own.root / f / p.name).write_bytes(p.read_bytes())
-    (own.root / "runs.parquet").write_bytes(store.runs_path.read_bytes())
+    _copy_run(store, own, "29003473063")
     # What runs comes from the server's launch options document, never from the request.
     (own.root / "launch-options.yaml").write_text("commands: {script: [bash, run_point.sh]}\n")
     c = _client(own, token=SecretStr(TOKEN), launch_enabled=True)
@@ -218,3 +212,13 @@ def test_result_strings_are_text_children_in_the_layout(client: Any) -> None:
     text = resp.get_data(as_text=True)
     assert _holders(json.loads(text), "onerror=alert(1)", []) == [("Code", "children")]
     assert "dangerously" not in text
+
+
+def _copy_run(src: Store, dst: Store, run_id: str) -> None:
+    """Give `dst` one run's points and series and the whole runs catalog of `src`."""
+    points = src.points([run_id])
+    sources = sorted(set(points.get_column("source_path").to_list()))
+    with dst.lock():
+        dst.replace_run_rows(run_id, points, src.timeseries([run_id]), sources)
+        for row in src.runs().iter_rows(named=True):
+            dst.upsert_run(row)

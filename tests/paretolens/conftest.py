@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from dashboard.app import create_app
+from ingest.bundled import GOLDEN_AL_DIR
 from ingest.store import Store
-from paretolens.settings import GOLDEN_AL_DIR, Settings
+from paretolens.settings import Settings
 
 # The analysis tests' fixtures, the same objects (not copies).
 from tests.analysis.conftest import points, store  # noqa: F401

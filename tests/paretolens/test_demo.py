@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from dashboard.app import create_app
+from ingest.bundled import SAMPLES_DIR
 from ingest.store import Store
 from paretolens.cli import app as cli
 from paretolens.commands import serve_cmds
-from paretolens.settings import SAMPLES_DIR
 
 # The run ids of data/samples (each directory's .run.json names its run).
 SAMPLE_IDS = [

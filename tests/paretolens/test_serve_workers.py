@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from ingest.bundled import SAMPLES_DIR
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
-from paretolens.settings import SAMPLES_DIR
 
 pytestmark = [
     pytest.mark.slow,

@@ -6,7 +6,7 @@ It imports everything, prints `ready`, then reads one JSON spec line from stdin:
 
 - `{"mode": "ingest", "store": ..., "paths": [...], "run_id": null, "die_after_step": null}`
   ingests and prints a JSON result line (with `steps`: the name of every store write step it
-  made, see `ingest.journal`). `die_after_step` = k makes the process SIGKILL itself right after
+  made, see `ingest.store.STEP_HOOK`). `die_after_step` = k makes the process SIGKILL itself right after
   the k-th write step. With `"series": true` every point gets synthetic server-metric samples
   (`_support.synthetic_series`), so the series files are written too.
 - `{"mode": "recover", "store": ..., "die_after_step": k}` takes the store lock (which completes
@@ -31,7 +31,7 @@ from typing import Any
 
 import polars as pl
 
-from ingest import journal
+import ingest.store as store_module
 from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
 from ingest.readers.registry import file_readers, unit_readers
@@ -50,7 +50,7 @@ def _install_hook(die_after: int | None, steps: list[str]) -> None:
         if len(steps) == die_after:
             _die()
 
-    journal.STEP_HOOK = hook
+    store_module.STEP_HOOK = hook
 
 
 def _ingest(spec: dict[str, Any]) -> dict[str, Any]:

@@ -24,6 +24,11 @@ SECTIONS = {
         "tests/reliability/test_store_faults.py",
     ),
     "concurrency": ("Concurrency", "tests/reliability/test_concurrency.py"),
+    "shared_store": (
+        "A store shared by several machines, on S3",
+        "tests/reliability/test_shared_store.py",
+    ),
+    "store_versions": ("Store versions and caches", "tests/reliability/test_store_versions.py"),
     "load": ("Load", "tests/reliability/test_load.py"),
     "security": ("Security", "tests/reliability/test_security.py"),
     "browser_xss": ("Inert strings in a browser", "tests/reliability/test_browser_xss.py"),
@@ -96,26 +101,22 @@ def _crash(f: dict[str, Any]) -> list[str]:
         f"- **{f.get('trials_survived', 0)} of {f.get('trials', 0)} kill -9 trials survived, "
         "nothing lost, no doubled series.** "
         f"{f.get('boundary_trials', 0)} trials killed the ingest right after each of its "
-        f"{f.get('boundary_trials', 0)} store write steps in turn (enumerated through the "
-        "`ingest.journal.STEP_HOOK` test hook: "
+        f"{f.get('boundary_trials', 0)} store steps in turn (enumerated through the "
+        "`ingest.store.STEP_HOOK` test hook: "
         + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
-        + f"; the journal's rename, step {f.get('commit_step', '?')}, is the commit point), and "
+        + f"; the Delta commit, step {f.get('commit_step', '?')}, is the commit point), and "
         f"{f.get('wall_clock_trials', 0)} at seeded random moments of a "
         f"{f.get('ingest_seconds', '?')} s ingest of {f.get('batch_files', '?')} files "
         f"({f.get('batch_points', '?')} points and {_n(f.get('batch_series', 0))} series samples "
-        f"in {f.get('batch_runs', '?')} runs: a zip, a changed and a fixed file).",
+        f"in {f.get('batch_runs', '?')} runs: a zip, a changed and a fixed file), which land "
+        "inside delta-rs's writing of data files and of the log entry.",
         "- After every kill the store opened and held, whole, either what it held before the "
         "ingest or what the uninterrupted ingest leaves (points, series, rejects, catalog; "
         f"{', '.join(f'{k} {v}' for k, v in sorted(states.items()))}): every kill before the "
-        "commit point left it as before, every kill from it on as after, also read before any "
-        "writer recovered it (readers read through the pending journal). The next writer then "
-        "completed the change or dropped it, no journal or temporary file was left "
-        f"({_n(f.get('stale_temp_files', 0))} staged files of killed writers swept), and the "
-        "same ingest run again left exactly what an uninterrupted ingest leaves.",
-        f"- **Recovery killed too:** the store a kill at the commit point left had its recovery "
-        f"killed after each of its {f.get('recovery_boundaries', '?')} steps in turn "
-        f"({f.get('recovery_trials_survived', 0)} survived): each time the store read as after, "
-        "and the next writer finished it.",
+        "commit left it as before, every kill after it as after. A writer after it saw the same "
+        f"state ({_n(f.get('stale_temp_files', 0))} data files of killed writers that no commit "
+        "names were left, never read), and the same ingest run again left exactly what an "
+        "uninterrupted ingest leaves.",
     ]
 
 
@@ -126,8 +127,7 @@ def _store_faults(f: dict[str, Any]) -> list[str]:
         f"after each of the {f.get('injected_error_boundaries', '?')} steps of the same batch "
         f"in turn ({f.get('injected_errors_survived', 0)} survived; "
         f"{', '.join(f'{k} {v}' for k, v in sorted(states.items()))}): before the commit point "
-        "the staged files were dropped and the store held what it held; after it the store read "
-        "as the completed change and the next writer finished applying it. Every failure raised "
+        "nothing was committed and the store held what it held. Every failure raised "
         "`StoreWriteError` naming the store, the cause and what the store holds.",
     ]
     if f.get("full_disk_trials"):
@@ -136,7 +136,7 @@ def _store_faults(f: dict[str, Any]) -> list[str]:
             f"{f.get('full_disk_trials')} levels of free space (0 B to 16 MiB): "
             f"{f.get('full_disk_failures', 0)} ingests hit ENOSPC (the last step each completed: "
             + ", ".join(f"`{s}`" for s in f.get("full_disk_failed_after", []))
-            + ") and each left the store as before with no temporary file, said `No space left on "
+            + ") and each left the store as before, said `No space left on "
             "device ... nothing of this change was stored ... free space on that file system`, "
             f"and completed once space was freed; {f.get('full_disk_completed', 0)} had room and "
             "completed."
@@ -147,16 +147,16 @@ def _store_faults(f: dict[str, Any]) -> list[str]:
             "ingest is refused before anything is written, the store still reads as before, and "
             f"`paretolens ingest` exits {f.get('read_only_cli_exit', '?')} without a traceback: "
             f'"{f.get("read_only_cli_message", "")}". A change committed before the store '
-            "became read-only (its journal pending) is read whole from it."
+            "became read-only is read whole from it."
         )
-    if f.get("legacy_store_opened"):
+    if f.get("legacy_store_upgraded"):
         out.append(
-            "- **Stores written before the journal:** the layout is unchanged (one Parquet file "
-            "per run, the catalog, the rejects), so they open as they are: "
+            "- **Stores written before Delta Lake** (one Parquet file per run, the catalog, the "
+            "rejects): opening one is refused with a message naming `paretolens store upgrade`; "
             "`tests/reliability/legacy_store/` (written by the store code of commit d1bf94a, with "
-            "a run id from before the rule and a dead writer's temporary file) reads its "
-            f"{f.get('legacy_points_kept', '?')} points, series and rejects unchanged, takes a new "
-            "ingest, and the temporary file is swept."
+            "a run id from before the rule) upgraded in one commit reads its "
+            f"{f.get('legacy_points_kept', '?')} points, series and rejects unchanged and takes "
+            "a new ingest."
         )
     return out
 
@@ -271,7 +271,31 @@ def _defects(f: dict[str, Any]) -> list[str]:
     ]
 
 
+def _shared_store(f: dict[str, Any]) -> list[str]:
+    return [
+        "- Two `paretolens ingest` processes started as two machines (own working directory, "
+        "home, cache and temporary folder) into one run, sharing some files: every row exactly "
+        f"once on a local store ({f.get('local_two_machines_rows', '?')} points) and on S3 "
+        f"({f.get('s3_two_machines_rows', '?')} points; moto's S3 server from PyPI, which "
+        "refuses a second conditional put as S3 does). Two writer threads and two writer "
+        "processes on each lose and double nothing; `store log` and `store undo` go back to "
+        "before a bad ingest.",
+    ]
+
+
+def _store_versions(f: dict[str, Any]) -> list[str]:
+    return [
+        "- Run ids whose old file keys collided (`a:b`, `b64-YTpi`) keep their own rows "
+        f"({f.get('colliding_ids_rows_each', '?')} each); an old store whose file held both is "
+        "split by the upgrade. A running server sees a commit whose writer was killed right "
+        "after it, and a page tree prerendered before an ingest is never handed out after it "
+        "(every cache keys on the store's committed version).",
+    ]
+
+
 RENDER = {
+    "shared_store": _shared_store,
+    "store_versions": _store_versions,
     "fuzz": _fuzz,
     "hostile": _hostile,
     "crash": _crash,
@@ -297,22 +321,16 @@ Reproduce everything: `uv run pytest tests/reliability -q -m reliability -n 0 &&
 
 NOT_TESTED = """## What is not yet tested
 
-- **Power loss.** The commit protocol fsyncs every staged file, the directories holding them,
-  the journal and the root before and after the commit rename (`ingest/journal.py`), which is
-  what a power cut needs on a local journaling file system; but the tests kill processes
-  (`kill -9` leaves the page cache intact) and inject errors, they do not cut power or drop
-  unsynced writes (no dm-flakey / power-cut rig here). A disk that lies about flushes is not
-  covered by any of this.
-- **NFS-shared stores.** Writers serialise on an `fcntl` lock of `.lock` and commit by `rename`;
-  over NFS that needs a working lock manager (NFSv4 or lockd), and other clients' attribute
-  caches can serve a stale directory listing or file for a few seconds (close-to-open
-  consistency). Nothing here runs on NFS; treat a store shared over NFS by several machines as
-  untested (one writer machine, readers elsewhere is the safer use).
-- **Readers during a commit.** A reader that starts after the commit point reads the whole new
-  state through the journal, and every read of one file is whole (retries cover a rename
-  mid-read), but a single read spanning several runs' files that begins just before a commit and
-  runs through its renames (a few ms) can see some runs before the change and some after; each
-  run is whole. The concurrency test's reader never saw a doubled row or a count going down.
+- **Power loss.** A commit is delta-rs writing its data files and then one log entry
+  (create-if-absent); the tests kill processes (`kill -9` leaves the page cache intact) and
+  inject errors, they do not cut power or drop unsynced writes (no dm-flakey / power-cut rig
+  here). A disk that lies about flushes is not covered by any of this.
+- **NFS-shared stores.** delta-rs commits on a local file system with a create-if-absent of the
+  log entry; over NFS that depends on the server's exclusive create. Nothing here runs on NFS:
+  share a store between machines on object storage (`s3://`, tested against moto's S3 server),
+  not over NFS.
+- **Real S3, GCS and Azure.** The S3 path is tested against an emulator, not AWS; GCS and Azure
+  are delta-rs's own paths and untested here.
 - **Other file systems and their limits:** the full-disk test uses tmpfs; quotas (EDQUOT, handled
   like ENOSPC), inode exhaustion and EIO from real hardware are covered only by the injected
   errors.
@@ -356,6 +374,11 @@ Fixed in `ingest/` (each has a hostile file or a test that failed before):
   `timeseries`, `runs`, `rejects` retry, and `Store.collect(query, run_ids)` runs a lazy query the
   same way. `Store.lock` now sweeps temporary files a killed writer left behind.
 
+- `ingest/store.py` (issue 26): the store is one Delta Lake table (`ingest/lake/`); the
+  journal, the lock file and the read retries are gone. Every change is one commit, readers read
+  one version, concurrent writers are refused by delta-rs and rebuild their change on the new
+  version; caches key on the table version (issue 29 items 1, 9, 10).
+
 Found outside `ingest/` and reported to their owners:
 
 - `runner/service.py` `authorize`: with no `PARETOLENS_TOKEN` set and the server on loopback,
@@ -392,7 +415,8 @@ Found from outside (issue 17: an attack and crash campaign) and fixed, each with
   at a time (series, points, rejects twice, catalog per run), so a kill between two renames left
   a mix (a run's new points with the old catalog count and old rejects), and a full disk or a
   read-only store failed with a bare `OSError` part-way, also leaving a mix. Now everything a
-  writer writes under `Store.lock()` is one transaction (`ingest/journal.py`): files are staged
+  writer writes under `Store.lock()` is one transaction (`ingest/journal.py`, since replaced by
+  the Delta store): files are staged
   and fsynced beside their targets, one journal rename commits them, the renames follow with
   directory fsyncs, and the next writer completes a committed change (readers read through it
   meanwhile); errors drop the staged files and raise `StoreWriteError` (the CLI prints it and

@@ -160,7 +160,7 @@ def test_the_state_changing_callbacks_refuse_without_the_token(
     from dashboard.pages.jobs import JobsCallbacks
     from dashboard.pages.launch import LaunchCallbacks
     from dashboard.pages.missing import FetchCallbacks
-    from paretolens.settings import GOLDEN_AL_DIR
+    from ingest.bundled import GOLDEN_AL_DIR
     from views.source import DataSource
 
     store, settings = Store(root), _settings(root)
@@ -304,7 +304,7 @@ def test_secrets_never_reach_responses_exports_error_pages_logs_or_files(
 def _cli_job(root: Path) -> str:
     """A job recorded as the CLI would (not gated), to try to cancel from the web."""
     from dashboard.launching import parse_options
-    from paretolens.settings import GOLDEN_AL_DIR
+    from ingest.bundled import GOLDEN_AL_DIR
     from runner.sources import plan_from_pruned
     from views.query.state import RunView
     from views.source import DataSource

@@ -1,10 +1,11 @@
 """A store that cannot be written: a disk error after every write step in turn (injected), a real
 full file system (a small tmpfs, filled to several levels), a read-only store (a read-only bind
-mount; and through the CLI), and a store written before the journal (it opens and takes ingests).
+mount; and through the CLI), and a store written before Delta Lake (refused with a message naming
+`paretolens store upgrade`; upgraded, it holds what it held and takes ingests).
 
-Each failed ingest leaves the store holding exactly what it held before (or, when the failure
-comes after the commit point, exactly the completed change, which the next writer finishes),
-and says why: `StoreWriteError` names the store, the cause and what the store now holds."""
+Each failed ingest leaves the store holding exactly what it held before (the commit is one Delta
+log entry, written last), and says why: `StoreWriteError` names the store, the cause and what
+the store now holds."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest import journal
-from ingest.journal import JOURNAL, StoreWriteError
+import ingest.store as store_module
+from ingest.lake.errors import LegacyStoreError, StoreWriteError
+from ingest.lake.upgrade import upgrade
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
 from tests.reliability import figures
@@ -50,11 +52,11 @@ class Batch:
 
 @contextlib.contextmanager
 def _hook(fn: Callable[[str], None]) -> Iterator[None]:
-    journal.STEP_HOOK = fn
+    store_module.STEP_HOOK = fn
     try:
         yield
     finally:
-        journal.STEP_HOOK = None
+        store_module.STEP_HOOK = None
 
 
 def _ingest(b: Batch, root: Path) -> None:
@@ -88,10 +90,9 @@ def _state(root: Path, b: Batch) -> str:
 
 
 def _settles(root: Path, b: Batch, state: str) -> None:
-    """The next writer completes or drops the change; the same ingest then completes it."""
+    """A writer after it sees the same state; the same ingest then completes it."""
     with Store(root).lock():
         pass
-    assert not (root / JOURNAL).exists() and not list(root.rglob(".tmp-*"))
     assert _state(root, b) == state
     _ingest(b, root)
     assert _state(root, b) == "after"
@@ -99,9 +100,10 @@ def _settles(root: Path, b: Batch, state: str) -> None:
 
 @pytest.mark.timeout(300)
 def test_a_disk_error_after_every_write_step(batch: Batch, tmp_path: Path) -> None:
-    commit = batch.steps.index("commit: journal renamed into place") + 1
+    # Every step before a commit can fail; after a commit's step the change is in the table.
+    commit = batch.steps.index("committed") + 1
     outcomes: dict[str, int] = {}
-    for k in range(1, len(batch.steps) + 1):
+    for k in range(1, commit):
         root = tmp_path / f"k{k}"
         shutil.copytree(batch.pre, root)
         seen: list[str] = []
@@ -116,11 +118,8 @@ def test_a_disk_error_after_every_write_step(batch: Batch, tmp_path: Path) -> No
         msg = str(caught.value)
         assert str(root) in msg and "injected" in msg, msg
         state = _state(root, batch)  # read before any writer recovers
-        if k < commit:
-            assert state == "before" and UNCHANGED in msg, (k, batch.steps[k - 1], msg)
-            assert not caught.value.committed
-        else:
-            assert state == "after" and "committed in the store's journal" in msg, (k, msg)
+        assert state == "before" and UNCHANGED in msg, (k, batch.steps[k - 1], msg)
+        assert not caught.value.committed
         outcomes[state] = outcomes.get(state, 0) + 1
         _settles(root, batch, state)
         figures.add("store_faults", "injected_errors_survived")
@@ -203,7 +202,6 @@ def test_a_full_file_system_leaves_the_store_as_it_was(batch: Batch, tmp_path: P
                 assert "No space left on device" in msg and UNCHANGED in msg, msg
                 assert "free space on that file system" in msg, msg
                 assert _state(root, batch) == "before"
-                assert not list(root.rglob(".tmp-*")), "a failed writer removes what it staged"
                 failed_at.append(seen[-1] if seen else "before the first step")
                 os.unlink(fs / "filler")  # space again: the same ingest completes
                 _settles(root, batch, "before")
@@ -255,46 +253,44 @@ def test_a_read_only_store_is_refused_and_still_read(batch: Batch, tmp_path: Pat
 def test_a_committed_change_is_read_whole_from_a_read_only_store(
     batch: Batch, tmp_path: Path
 ) -> None:
-    """A writer that failed after its commit point (here on the third rename) left a journal;
-    a reader that cannot write (read-only) still sees the whole change."""
+    """A store whose last commit is in, mounted read-only: a reader sees the whole change and a
+    writer is refused, the store as it was."""
     src = tmp_path / "src"
     shutil.copytree(batch.pre, src)
-    renames = [i for i, s in enumerate(batch.steps, 1) if s.startswith("rename")]
-    seen: list[str] = []
-
-    def fail(name: str) -> None:
-        seen.append(name)
-        if len(seen) == renames[2]:
-            raise OSError(errno.EIO, "injected", name)
-
-    with _hook(fail), pytest.raises(StoreWriteError):
-        _ingest(batch, src)
-    assert (src / JOURNAL).exists()
+    _ingest(batch, src)
     with _read_only(src, tmp_path / "ro") as ro:
         assert _state(ro, batch) == "after"
         with pytest.raises(StoreWriteError, match="Read-only file system"):
-            _ingest(batch, ro)
-    _settles(src, batch, "after")
-    figures.put("store_faults", "read_only_pending_journal_read_whole", True)
+            Store(ro).delete_run("legacy-agg")
+        assert _state(ro, batch) == "after"
+    figures.put("store_faults", "read_only_committed_read_whole", True)
 
 
-def test_a_store_written_before_the_journal_opens_and_takes_ingests(tmp_path: Path) -> None:
+def test_a_store_written_before_delta_is_refused_then_upgraded(tmp_path: Path) -> None:
     root = tmp_path / "legacy"
     shutil.copytree(LEGACY, root)
+    with pytest.raises(LegacyStoreError, match="paretolens store upgrade --store"):
+        Store(root).runs()
+    report = upgrade(root)
+    assert report.runs == 2 and report.rows == {
+        "points": 4,
+        "timeseries": 9,
+        "rejects": 1,
+        "runs": 2,
+    }
     store = Store(root)
     old = snapshot(store)
     assert old.points.height == 4 and old.series.height == 9 and old.rejects.height == 1
     assert set(old.runs.get_column("run_id")) == {"legacy-agg", "sweep 2026-01 (retry)"}
-    assert list(root.rglob(".tmp-*")), "the legacy store carries a dead writer's temporary file"
+    assert (root / "legacy" / "runs.parquet").exists() and not (root / "points").exists()
     new = FIXTURES / "inferencex" / "bench_serving_random" / "glm-5"
     rep = ingest_paths([new], store, run_id="glm-5")
     got = snapshot(store)
-    assert not list(root.rglob(".tmp-*")) and not (root / JOURNAL).exists()
     assert got.points.height == old.points.height + rep.accepted and rep.accepted > 0
     for rid in ("legacy-agg", "sweep 2026-01 (retry)"):
         assert (
             got.run_points(rid).drop("ingested_at").equals(old.run_points(rid).drop("ingested_at"))
         )
     assert got.series.sort(SERIES_KEY).equals(old.series.sort(SERIES_KEY))
-    figures.put("store_faults", "legacy_store_opened", True)
+    figures.put("store_faults", "legacy_store_upgraded", True)
     figures.put("store_faults", "legacy_points_kept", old.points.height)
