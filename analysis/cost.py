@@ -30,6 +30,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ingest.schema import SPECS, Col
+from ingest.yaml_safe import load_yaml
 
 HARDWARE_FILE = Path(__file__).resolve().parents[1] / "data" / "hardware.yaml"
 
@@ -137,7 +138,7 @@ def load_hardware(path: Path = HARDWARE_FILE) -> HardwareFile:
         ValueError: naming the file and what is wrong with it.
     """
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = load_yaml(path.read_text())
         return HardwareFile.model_validate(doc)
     except (OSError, yaml.YAMLError, ValidationError) as exc:
         raise ValueError(f"{path}: {exc}") from exc

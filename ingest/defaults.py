@@ -15,6 +15,7 @@ from ingest.errors import SchemaError
 from ingest.normalize import NOT_FROM_READERS, canonical_hw, coerce_value
 from ingest.report import FileOutcome, Ignored, IngestReport, Reject
 from ingest.schema import Col
+from ingest.yaml_safe import load_yaml
 
 Row = dict[str, Any]
 
@@ -151,7 +152,7 @@ def read_local_defaults(
                 keep.append(f)
                 continue
             try:
-                doc = yaml.safe_load(f.data.decode("utf-8-sig"))
+                doc = load_yaml(f.data.decode("utf-8-sig"))
                 if not isinstance(doc, dict):
                     raise SchemaError("", "expected a mapping of column names to values")
                 local[f.rel.rpartition("/")[0] + "/" if "/" in f.rel else ""] = (

@@ -17,7 +17,6 @@ from typing import Annotated
 
 import polars as pl
 import typer
-import yaml
 
 from analysis import (
     AcceptanceParams,
@@ -43,6 +42,7 @@ from analysis.tables import Table, json_text
 from ingest.eval_store import read_evals
 from ingest.schema import DEFAULT_GROUP, Col
 from ingest.store import Store
+from ingest.yaml_safe import load_yaml
 from paretolens.commands.common import (
     Fmt,
     RunOpt,
@@ -200,7 +200,7 @@ def prune(
 ) -> None:
     """The points worth the full sweep: master-config snippet, JSON, CSV or a test-config line."""
     with guard():
-        cfg = validate_sweep_config(yaml.safe_load(master.read_text())) if master else None
+        cfg = validate_sweep_config(load_yaml(master.read_text())) if master else None
         a = analyze_points(
             _points(store, runs_of(runs, run)), x, y, _group(group_by), slo=parse_slo(slo)
         )
