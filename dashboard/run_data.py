@@ -30,7 +30,7 @@ from analysis import (
     pruned_json,
 )
 from analysis.cost import COST_COLUMNS, Costs, HardwareFile, axis_label, parse_hwcost
-from analysis.export import SearchSpace, search_space
+from analysis.export import SearchSpace, comment, search_space
 from analysis.pruned import selection_list
 from analysis.ranking import rank_at
 from analysis.slo import parse_slo
@@ -348,7 +348,7 @@ class RunData:
     def pruned_yaml(self) -> str:
         """The pruned list as an InferenceX search-space snippet (or why it cannot be one)."""
         space = self.pruned_space
-        return f"# {space}\n" if isinstance(space, str) else space.yaml()
+        return comment(space) if isinstance(space, str) else space.yaml()
 
     @cached_property
     def pruned_check(self) -> str | None:

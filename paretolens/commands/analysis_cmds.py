@@ -17,6 +17,7 @@ from typing import Annotated
 
 import polars as pl
 import typer
+from rich.text import Text
 
 from analysis import (
     AcceptanceParams,
@@ -55,6 +56,7 @@ from paretolens.commands.common import (
     emit_frame,
     err,
     guard,
+    inert,
     open_store,
     runs_of,
 )
@@ -209,7 +211,8 @@ def prune(
         # Arms that cannot be exported come first, each with what would make it exportable.
         for label, why in space.skipped if fmt in (PruneFmt.yaml, PruneFmt.cli) else ():
             err.print(
-                f"[yellow]not exported:[/yellow] {label}: {why}", highlight=False, soft_wrap=True
+                Text.assemble(("not exported:", "yellow"), " ", inert(f"{label}: {why}")),
+                soft_wrap=True,
             )
         if fmt is PruneFmt.yaml:
             sys.stdout.write(space.yaml())
@@ -220,12 +223,8 @@ def prune(
         else:
             problem = dispatch_problem(p, dram_utilization)
             if problem is not None:
-                err.print(
-                    f"[red]no single test-config line runs exactly the kept points:[/red] "
-                    f"{problem}",
-                    highlight=False,
-                    soft_wrap=True,
-                )
+                label = ("no single test-config line runs exactly the kept points:", "red")
+                err.print(Text.assemble(label, " ", inert(problem)), soft_wrap=True)
                 raise typer.Exit(1)
             sys.stdout.write(dispatch_command(p) + "\n")
         if space.skipped and fmt in (PruneFmt.yaml, PruneFmt.cli):
