@@ -16,6 +16,8 @@ test each with the issue's repro as its input. Each test failed before its fix.
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -23,6 +25,7 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr
+from typer.testing import CliRunner
 
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
@@ -32,8 +35,8 @@ from tests.reliability._support import FIXTURES
 
 AGG = FIXTURES / "inferencex" / "agg_fixed_seq"
 MULTITURN = FIXTURES / "inferencex" / "multiturn_runs"
+SGLANG = FIXTURES / "wild" / "sglang_bench_serving" / "tonyli15_agg_n100_in128_out128_c8.jsonl"
 TOKEN = "pl-tok-round3-8c2f1e9a7b"
-
 
 
 def bomb(key: str) -> str:
@@ -144,3 +147,184 @@ def test_the_yaml_loader_keeps_ordinary_anchors_and_refuses_recursion() -> None:
         load_yaml("a: &a [*a]")
     with pytest.raises(YAMLBombError, match="alias bomb"):
         load_yaml(bomb("x"))
+
+
+# ---- 3, 4. rich markup and terminal escapes ----------------------------------------------------
+
+RAW_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # newline and tab may lay out text
+AGG_FILE = sorted(AGG.glob("*.json"))[0]
+
+
+def _cli(*args: str) -> Any:
+    from paretolens.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def test_rich_markup_in_file_names_is_printed_as_written(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    (src / "a[").mkdir(parents=True)
+    shutil.copy(SGLANG, src / "a[" / "x].json")
+    (src / "a[" / "x].md").write_text("# notes\n")  # read, nothing to store: listed by name
+    (src / "[bold red]b.json").write_text("{not json")
+    store = str(tmp_path / "store")
+    out = _cli("ingest", str(src), "--run-id", "markup", "--store", store)
+    assert out.exception is None or isinstance(out.exception, SystemExit), out.exception
+    assert "MarkupError" not in out.output and "Traceback" not in out.output
+    assert out.exit_code == 1, out.output  # the broken file is a reject; the other was stored
+    assert "[bold red]b.json" in out.output  # the name as written, not "b.json" in bold red
+    assert "a[/x].md" in out.output
+    assert len(Store(tmp_path / "store").points(["markup"])) == 1
+    listed = _cli("rejects", "--store", store)
+    assert listed.exit_code == 0 and "[bold red]b.json" in listed.output, listed.output
+    figures.add("round_three", "checks")
+
+
+def _with_controls_rules_off(mp: pytest.MonkeyPatch) -> None:
+    """Ingest as before control characters were refused (a store written then)."""
+    from ingest.normalize import rules
+
+    mp.setattr(
+        rules,
+        "RULES",
+        tuple(r for r in rules.RULES if type(r.test).__name__ != "HasControl"),
+    )
+
+
+ESC_MODEL = "moonshotai/Kimi\x1b]0;pwned\x07\x1b[2J-K2.5\x00\x9b31m"
+
+
+def test_terminal_escapes_never_reach_the_terminal_or_the_text_exports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "bad\x1b]0;owned\x07.json").write_text("{not json")
+    doc = json.loads(AGG_FILE.read_text())
+    (src / "esc_model.json").write_text(json.dumps({**doc, "model": ESC_MODEL}))
+    root = tmp_path / "store"
+    # Now: the model string is refused at ingest, naming the field and the character.
+    report = ingest_paths([src], Store(root), run_id="esc")
+    reasons = {r.path: (r.field, r.reason) for r in report.rejected}
+    assert reasons["esc_model.json"] == (
+        "model",
+        "holds a control character (\\x1b); names, labels and identity fields may not",
+    )
+    # A store written before that rule holds it: every output escapes it.
+    old = tmp_path / "old"
+    with monkeypatch.context() as mp:
+        _with_controls_rules_off(mp)
+        ingest_paths([src], Store(old), run_id="esc")
+    assert Store(old).points(["esc"])["model"].to_list() == [ESC_MODEL]
+    outputs: dict[str, str] = {}
+    for store in (str(root), str(old)):
+        for fmt in ("table", "csv", "json"):
+            outputs[f"rejects {fmt} {store}"] = _cli(
+                "rejects", "--format", fmt, "--store", store
+            ).output
+    for fmt in ("table", "csv", "json"):
+        outputs[f"points {fmt}"] = _cli("points", "--format", fmt, "--store", str(old)).output
+    for fmt in ("table", "csv", "markdown"):
+        outputs[f"analyze {fmt}"] = _cli(
+            "analyze", "esc", "--format", fmt, "--store", str(old)
+        ).output
+    client = _client(old)
+    for table in ("points", "rejects"):
+        for ext in ("md", "csv"):
+            r = client.get(f"/export/{table}.{ext}?unofficialRun=esc")
+            assert r.status_code == 200, (table, ext, r.status_code)
+            outputs[f"/export/{table}.{ext}"] = r.get_data(as_text=True)
+    for name, text in outputs.items():
+        assert not RAW_CONTROLS.search(text), (name, RAW_CONTROLS.search(text))
+    # ... and shows them as escapes, so the name is still recognisable.
+    assert "bad\\x1b]0;owned\\x07.json" in outputs[f"rejects csv {root}"]
+    assert "Kimi\\x1b]0;pwned\\x07\\x1b[2J-K2.5\\x00\\x9b31m" in outputs["points csv"]
+    assert "Kimi\\\\x1b" in outputs["/export/points.md"]  # a markdown backslash, shown as \x1b
+    figures.add("round_three", "checks")
+
+
+# ---- 7. a newline in a result string and the pruned snippet -------------------------------------
+
+EVIL = "EAGLE\nevil-entry:\n  image: attacker/evil:latest\n#"
+
+
+def _evil_sweep(root: Path) -> Path:
+    """The issue's repro: a good SGLang result (with the recipe fields in a paretolens.yaml), and
+    the same result whose `speculative_algorithm` holds a newline and a master-config entry."""
+    text = SGLANG.read_text()
+    assert '"speculative_algorithm": null' in text
+    (root / "evil").mkdir(parents=True)
+    (root / "evil" / "r.jsonl").write_text(
+        text.replace(
+            '"speculative_algorithm": null', '"speculative_algorithm": ' + json.dumps(EVIL)
+        )
+    )
+    (root / "good").mkdir()
+    shutil.copy(SGLANG, root / "good" / "r.jsonl")
+    (root / "good" / "paretolens.yaml").write_text(
+        "image: lmsysorg/sglang:v0.5.2\nmodel_prefix: qwen2.5-3b\nprecision: bf16\n"
+    )
+    return root
+
+
+def test_a_newline_in_a_result_string_cannot_inject_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yaml
+
+    src = _evil_sweep(tmp_path / "in")
+    report = ingest_paths([src], Store(tmp_path / "store"), run_id="r", defaults={"hw": "h100"})
+    [rej] = report.rejected
+    assert (rej.path, rej.field) == ("evil/r.jsonl", "spec_method")
+    assert (
+        rej.reason == "holds a control character (\\n); names, labels and identity fields may not"
+    )
+    assert report.accepted == 1
+
+    # A store written before the rule: the snippet and the line stay inert.
+    with monkeypatch.context() as mp:
+        _with_controls_rules_off(mp)
+        ingest_paths([src], Store(tmp_path / "old"), run_id="r", defaults={"hw": "h100"})
+    client = _client(tmp_path / "old")
+    body = client.get("/export/pruned.yaml?unofficialRun=r").get_data(as_text=True)
+    assert body.startswith("# not exported: TP1 EP1 | MTP eagle\\nevil-entry:\\n  image: ")
+    assert "\nevil-entry" not in body and "attacker/evil" not in "".join(
+        line for line in body.splitlines() if not line.startswith("#")
+    )
+    doc = yaml.safe_load(body)
+    assert list(doc) == ["qwen2.5-3b-bf16-h100-sglang"]
+    assert doc["qwen2.5-3b-bf16-h100-sglang"]["image"] == "lmsysorg/sglang:v0.5.2"
+    line = client.get("/export/pruned.txt?unofficialRun=r").get_data(as_text=True)
+    assert line.count("\n") <= 1 and line.startswith("# no single test-config line")
+    figures.add("round_three", "checks")
+
+
+def test_the_dispatch_line_is_built_as_quoted_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shlex
+
+    from analysis.export import dispatch_command
+
+    class _Arm:
+        config_key = "key; rm -rf ~\nwhoami"
+        conc_list = (8, 16)
+
+    class _Pruned:
+        arms = (_Arm(),)
+
+    import analysis.export as export
+
+    # A line is written only when one runs exactly the kept points; say this one does.
+    monkeypatch.setattr(export, "dispatch_problem", lambda p, d=0.8: None)
+    line = dispatch_command(_Pruned(), ("configs/nvidia-master.yaml",))  # type: ignore[arg-type]
+    assert shlex.split(line) == [
+        "test-config",
+        "--config-keys",
+        "key; rm -rf ~\nwhoami",
+        "--conc",
+        "8",
+        "16",
+        "--config-files",
+        "configs/nvidia-master.yaml",
+        "--runner-config",
+        "configs/runners.yaml",
+    ]
