@@ -203,7 +203,7 @@ def _from_zip(
         return []
     budget.left -= sum(p.stat().st_size for p in extracted)
     units: list[Unit] = []
-    inner = walk(target)
+    inner = walk(target, problems)
     nested = [(p, r) for p, r in inner if is_zip(r)]
     plain = [(p, r) for p, r in inner if not is_zip(r)]
     units.extend(_group(plain, artifact_name(shown(zpath.stem)), f"{rel_zip}/", problems))
@@ -285,7 +285,7 @@ def _collect_dir(
     budget: _Budget | None = None,
     depth: int = 1,
 ) -> list[Unit]:
-    entries = utf8_only(walk(root), problems)
+    entries = utf8_only(walk(root, problems), problems)
     zips = [(p, r) for p, r in entries if is_zip(r)]
     plain = [(p, r) for p, r in entries if not is_zip(r)]
     units = _group(plain, shown(root.name), "", problems)

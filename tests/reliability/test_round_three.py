@@ -17,8 +17,12 @@ test each with the issue's repro as its input. Each test failed before its fix.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -31,7 +35,7 @@ from ingest.pipeline import ingest_paths
 from ingest.store import Store
 from paretolens.settings import Settings
 from tests.reliability import figures
-from tests.reliability._support import FIXTURES
+from tests.reliability._support import FIXTURES, REPO
 
 AGG = FIXTURES / "inferencex" / "agg_fixed_seq"
 MULTITURN = FIXTURES / "inferencex" / "multiturn_runs"
@@ -328,3 +332,74 @@ def test_the_dispatch_line_is_built_as_quoted_words(monkeypatch: pytest.MonkeyPa
         "--runner-config",
         "configs/runners.yaml",
     ]
+
+
+# ---- 5. an unreadable subdirectory -------------------------------------------------------------
+
+# Run the CLI as an unprivileged user: root reads a mode-000 directory anyway. The interpreter
+# lives under /root here, so the child imports everything (an ingest of a readable copy) as
+# root, then drops to `nobody` and ingests the input with the locked directory.
+_AS_NOBODY = """
+import os, sys
+from paretolens.cli import app
+def run(args):
+    try:
+        app(args)
+    except SystemExit as e:
+        return e.code
+    return 0
+run(["ingest", sys.argv[1], "--run-id", "warm", "--store", sys.argv[3]])
+if os.geteuid() == 0:
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+assert os.geteuid() != 0
+sys.stdout.flush()
+print("EXIT", run(["ingest", sys.argv[2], "--run-id", "locked", "--json", "--store", sys.argv[4]]))
+"""
+
+
+def test_an_unreadable_subdirectory_is_a_reject(tmp_path: Path) -> None:
+    base = Path(tempfile.mkdtemp(prefix="paretolens-unreadable-"))  # outside root's 0700 tmp
+    try:
+        base.chmod(0o755)
+        src = base / "in"
+        shutil.copytree(AGG, src / "good")
+        shutil.copytree(AGG, src / "locked")
+        shutil.copytree(src, base / "warm")
+        store = base / "store"
+        store.mkdir()
+        if os.geteuid() == 0:
+            for p in [src, *src.rglob("*")]:
+                p.chmod(0o755 if p.is_dir() else 0o644)
+            os.chown(store, 65534, 65534)
+        (src / "locked").chmod(0)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _AS_NOBODY,
+                str(base / "warm"),
+                str(src),
+                str(base / "ws"),
+                str(store),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=REPO,
+        )
+        assert out.stdout.rstrip().endswith("EXIT 1"), out.stdout[-2000:] + out.stderr[-2000:]
+        report = json.loads(out.stdout[out.stdout.index("{") : out.stdout.rindex("}") + 1])
+        assert [(r["path"], r["reason"]) for r in report["rejected"]] == [
+            (
+                "locked/",
+                "cannot read directory: Permission denied; nothing under it was read (give the "
+                "user running ingest permission to list it)",
+            )
+        ]
+        assert report["accepted"] == 3
+    finally:
+        (base / "in" / "locked").chmod(0o755)
+        shutil.rmtree(base)
+    figures.add("round_three", "checks")
