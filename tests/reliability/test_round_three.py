@@ -403,3 +403,40 @@ def test_an_unreadable_subdirectory_is_a_reject(tmp_path: Path) -> None:
         (base / "in" / "locked").chmod(0o755)
         shutil.rmtree(base)
     figures.add("round_three", "checks")
+
+
+# ---- 11. cross-site lockout ----------------------------------------------------------------------
+
+
+def test_wrong_tokens_from_another_site_do_not_lock_out_the_real_user(tmp_path: Path) -> None:
+    from dashboard import auth
+
+    root = tmp_path / "store"
+    ingest_paths([AGG], Store(root), run_id="r1")
+    client = _client(root)
+    url = "/api/jobs/j-20260101-000000-abcdef/cancel"
+    evil = {"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
+    # The repro: a page on evil.example posts wrong tokens from the user's browser
+    # (so from 127.0.0.1), paced to hold the lockout.
+    codes = [
+        client.post(url, headers={**evil, auth.TOKEN_HEADER: f"wrong-{i}"}).status_code
+        for i in range(3 * auth.FREE_WRONG_TOKENS)
+    ]
+    assert codes == [403] * len(codes)
+    only_origin = client.post(
+        url, headers={"Origin": "http://evil.example", auth.TOKEN_HEADER: "wrong"}
+    )
+    assert only_origin.status_code == 403
+    assert "another site" in only_origin.get_data(as_text=True)
+    # The real user, on the app's own page, is not held up: the token is right (the job is
+    # unknown, hence 404, not 403 or 429).
+    own = {"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"}
+    r = client.post(url, headers={**own, auth.TOKEN_HEADER: TOKEN})
+    assert r.status_code == 404, r.get_data(as_text=True)
+    # Wrong tokens from the app's own origin still count.
+    same = [
+        client.post(url, headers={**own, auth.TOKEN_HEADER: f"w{i}"}).status_code
+        for i in range(auth.FREE_WRONG_TOKENS + 1)
+    ]
+    assert same[-1] == 429
+    figures.add("round_three", "checks")
