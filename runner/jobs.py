@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from runner.errors import JobBusy, JobNotFound
-from runner.locks import LockHeld, hold, is_held, read_json, write_json
+from runner.locks import LOOK_PATIENCE_S, LockHeld, hold, is_held, read_json, write_json
 from runner.plan import BackendName, Plan
 
 if TYPE_CHECKING:
@@ -281,7 +281,8 @@ class JobTable:
         self.get(job_id)
         with contextlib.ExitStack() as stack:
             try:
-                stack.enter_context(hold(self.job_dir(job_id) / "worker.lock", wait=False))
+                lock = self.job_dir(job_id) / "worker.lock"
+                stack.enter_context(hold(lock, wait=False, patience_s=LOOK_PATIENCE_S))
             except LockHeld as exc:
                 raise JobBusy(job_id) from exc
 

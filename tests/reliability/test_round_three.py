@@ -440,3 +440,56 @@ def test_wrong_tokens_from_another_site_do_not_lock_out_the_real_user(tmp_path: 
     ]
     assert same[-1] == 429
     figures.add("round_three", "checks")
+
+
+# ---- 14. the worker liveness check and a starting worker ----------------------------------------
+
+# A look (`JobTable.worker_alive` -> `is_held`) takes the worker lock for a moment; on a busy
+# machine the looking process can be descheduled for a while inside that moment. This one is
+# held there for 0.3 s, as a preempted look would be.
+_LOOK = """
+import sys, time
+from pathlib import Path
+from runner.locks import hold
+with hold(Path(sys.argv[1]), wait=False):
+    print("looking", flush=True)
+    time.sleep(0.3)
+"""
+
+
+def test_a_liveness_check_does_not_make_a_starting_worker_give_up(tmp_path: Path) -> None:
+    from runner.errors import JobBusy
+    from runner.jobs import JobTable
+    from runner.plan import parse_plan
+    from tests.runner.support import serve_commands
+
+    store = Store(tmp_path / "store")
+    plan = parse_plan(
+        {
+            "name": "live",
+            "defaults": {"model": "m/x", "isl": 1024, "osl": 1024, "framework": "vllm"},
+            "arms": [{"concs": [1]}],
+            "commands": serve_commands(),
+        }
+    )
+    table = JobTable(store)
+    job = table.create(plan, "local")
+    lock = table.job_dir(job.id) / "worker.lock"
+    for _ in range(3):
+        look = subprocess.Popen(
+            [sys.executable, "-c", _LOOK, str(lock)], cwd=REPO, stdout=subprocess.PIPE, text=True
+        )
+        assert look.stdout is not None and look.stdout.readline() == "looking\n"
+        # A worker starting now, while the other process looks: it starts (it gave up before).
+        t0 = time.monotonic()
+        with table.worker_lock(job.id):
+            assert table.get(job.id).worker["pid"] == os.getpid()
+        assert time.monotonic() - t0 < 1.0
+        look.communicate(timeout=30)
+    # A live worker is still seen, and a second one still refused.
+    with table.worker_lock(job.id):
+        assert table.worker_alive(job.id)
+        with pytest.raises(JobBusy), table.worker_lock(job.id):
+            pass
+    assert not table.worker_alive(job.id)
+    figures.add("round_three", "checks")
