@@ -162,8 +162,11 @@ class JobRecord(BaseModel):
         return sum(1 for p in self.points if p.state.terminal)
 
     def final_state(self) -> JobState:
-        """The state the job ends in once every point is terminal."""
+        """The state the job ends in once every point is terminal: succeeded when every point
+        did, even if a cancel came after the last one finished (it cancelled nothing)."""
         states = {p.state for p in self.points}
+        if states == {PointState.SUCCEEDED} and not self.error:
+            return JobState.SUCCEEDED
         if self.cancel_requested or PointState.CANCELLED in states:
             return JobState.CANCELLED
         if self.error or states - {PointState.SUCCEEDED}:

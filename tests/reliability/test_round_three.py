@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from pydantic import SecretStr
 from typer.testing import CliRunner
@@ -492,4 +493,83 @@ def test_a_liveness_check_does_not_make_a_starting_worker_give_up(tmp_path: Path
         with pytest.raises(JobBusy), table.worker_lock(job.id):
             pass
     assert not table.worker_alive(job.id)
+    figures.add("round_three", "checks")
+
+
+# ---- 12. cancel during the finish ----------------------------------------------------------------
+
+
+def _finished_job(root: Path) -> tuple[Any, str]:
+    """A local job whose every point succeeded and was ingested (its run in the store), as the
+    worker holds it just before it finishes."""
+    from runner.jobs import JobTable, PointState
+    from runner.plan import parse_plan
+    from runner.worker import run_meta
+    from tests.runner.support import serve_commands
+
+    store = Store(root)
+    plan = parse_plan(
+        {
+            "name": "fin",
+            "defaults": {"model": "m/x", "isl": 1024, "osl": 1024, "framework": "vllm"},
+            "arms": [{"concs": [1, 2]}],
+            "commands": serve_commands(),
+        }
+    )
+    table = JobTable(store)
+    job = table.create(plan, "local")
+    ingest_paths([AGG], store, run_id=job.run_id, run_meta=run_meta(job, in_progress=True))
+
+    def done(r: Any) -> None:
+        for p in r.points:
+            p.state, p.ingested = PointState.SUCCEEDED, True
+
+    table.update(job.id, done)
+    return table, job.id
+
+
+def test_a_cancel_during_the_finish_leaves_the_job_and_the_catalog_agreeing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from ingest.schema import RunCol
+    from runner import service, worker
+    from runner.jobs import JobState
+    from runner.service import Caller
+    from tests.runner.support import FakeSettings
+
+    table, job_id = _finished_job(tmp_path / "store")
+    store = table.store
+    # The issue's repro: the cancel arrives right after the last point is ingested, while the
+    # worker finishes (here: just after the catalog write, the moment it used to lose).
+    cancels: list[threading.Thread] = []
+    real_upsert = Store.upsert_run
+
+    def upsert_then_cancel(self: Store, row: dict[str, Any]) -> None:
+        real_upsert(self, row)
+        if not cancels:
+            t = threading.Thread(
+                target=service.cancel_job,
+                args=(store, job_id, FakeSettings()),
+                kwargs={"caller": Caller.CLI},
+            )
+            cancels.append(t)
+            t.start()
+            t.join(timeout=1.0)  # it used to flag the job before the finish wrote its state
+
+    monkeypatch.setattr(Store, "upsert_run", upsert_then_cancel)
+    with table.worker_lock(job_id):
+        worker._finish(table, job_id)
+    cancels[0].join(timeout=30)
+    assert not cancels[0].is_alive()
+    job = table.get(job_id)
+    catalog = Store(tmp_path / "store").runs().filter(pl.col(RunCol.RUN_ID) == job.run_id)
+    # Every point succeeded: the job and its run both say so.
+    assert job.state == JobState.SUCCEEDED
+    assert catalog[RunCol.CONCLUSION].to_list() == ["success"]
+    assert catalog[RunCol.STATUS].to_list() == ["completed"]
+    # A cancel after the job finished changes nothing.
+    st = service.cancel_job(store, job_id, FakeSettings(), caller=Caller.CLI)
+    assert st.state == JobState.SUCCEEDED and not table.get(job_id).cancel_requested
     figures.add("round_three", "checks")
