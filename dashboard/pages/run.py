@@ -90,7 +90,8 @@ def banners(data: RunData, view: RunView) -> list[html.Div]:
         rest = tuple(r for r in view.runs if r != rid)
         remove = urls.run(view.replace(runs=rest, hide=(), point=None)) if rest else None
         rejects = data.rejects.filter(data.rejects.get_column(RejectCol.RUN_ID) == rid)
-        out.append(c.run_banner(run, rejects, i, remove))
+        full = urls.export("rejects", "csv", view.query())
+        out.append(c.run_banner(run, rejects, i, remove, full))
     return out
 
 

@@ -573,3 +573,50 @@ def test_a_cancel_during_the_finish_leaves_the_job_and_the_catalog_agreeing(
     st = service.cancel_job(store, job_id, FakeSettings(), caller=Caller.CLI)
     assert st.state == JobState.SUCCEEDED and not table.get(job_id).cancel_requested
     figures.add("round_three", "checks")
+
+
+# ---- 13. a run with 100k rejects -----------------------------------------------------------------
+
+
+def test_a_run_with_100k_rejects_renders_a_bounded_page(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    store = Store(root)
+    src = tmp_path / "in"
+    shutil.copytree(AGG, src)
+    (src / "broken.json").write_text("{not json")
+    ingest_paths([src], store, run_id="big")
+    [real] = store.rejects(["big"]).to_dicts()
+    # The run: 100k rejects (the real reject, one per file name: a sweep of broken files).
+    n = 100_000
+    many = pl.DataFrame(
+        {
+            **{k: [v] * n for k, v in real.items()},
+            "path": [f"broken-{i:06d}.json" for i in range(n)],
+        },
+        schema=store.rejects(["big"]).schema,
+    )
+    with store.lock():
+        store.clear_rejects("big", ["broken.json"])
+        store.add_rejects(many)
+    assert store.rejects(["big"]).height == n
+    client = _client(root)
+    sizes = {}
+    t0 = time.perf_counter()
+    for tab in ("", "&tab=rejects"):
+        page = f"/inference?unofficialRun=big{tab}"
+        html = client.get(page)
+        layout = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}"})
+        assert html.status_code == layout.status_code == 200
+        sizes[f"html{tab}"] = len(html.get_data())
+        sizes[f"layout{tab}"] = len(layout.get_data())
+        body = layout.get_data(as_text=True)
+        assert "broken-000000.json" in body and "broken-099999.json" not in body
+        assert f"and 99,950 more (99,950 × {real['reason'][:40]}" in body
+    took = time.perf_counter() - t0
+    assert max(sizes.values()) < 1_000_000, sizes  # it was 20.5 MB (HTML) and 41 MB (layout)
+    # The whole list is exported.
+    csv = client.get("/export/rejects.csv?unofficialRun=big").get_data(as_text=True)
+    assert csv.count("\n") == n + 1
+    figures.add("round_three", "checks")
+    figures.put("round_three", "rejects_page_bytes", max(sizes.values()))
+    figures.put("round_three", "rejects_page_s", round(took, 2))
