@@ -9,7 +9,7 @@ from dash import ALL, Dash, Input, Output, State, dcc, html
 
 from analysis.baseline import MAIN
 from dashboard import components as c
-from dashboard import figures
+from dashboard import figures, forged
 from dashboard.comparing import CompareData
 from dashboard.context import AppContext
 from dashboard.ids import COMPARE_CONTROL, Id, control
@@ -210,7 +210,5 @@ class CompareCallbacks:
 
     def on_compare(self, values: list[Any], ids: list[dict[str, Any]]) -> tuple[str, list[Any]]:
         """Controls write the URL and redraw the comparison."""
-        view, _ = CompareView.from_controls(
-            {i["field"]: v for i, v in zip(ids, values, strict=True)}
-        )
+        view, _ = CompareView.from_controls(forged.control_values(values, ids))
         return "?" + view.query(), body(self.app, view)

@@ -620,3 +620,187 @@ def test_a_run_with_100k_rejects_renders_a_bounded_page(tmp_path: Path) -> None:
     figures.add("round_three", "checks")
     figures.put("round_three", "rejects_page_bytes", max(sizes.values()))
     figures.put("round_three", "rejects_page_s", round(took, 2))
+
+
+# ---- 8. 500s any client can cause, and the fuzz of every callback and route ----------------------
+
+LONG_ID = "a" * 300
+
+
+def test_long_run_ids_and_history_without_arm_are_not_500s(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    ingest_paths([AGG], Store(root), run_id="r1")
+    client = _client(root)
+    # The issue's repro: a 300-character run id ("file name too long") in the layout request's
+    # page, /embed and baseline=.
+    for page in (
+        f"/inference?unofficialRun={LONG_ID}",
+        f"/inference?unofficialRun=r1&baseline={LONG_ID}",
+    ):
+        r = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}"})
+        assert r.status_code == 200, (page, r.status_code)
+        assert client.get(page).status_code == 200
+    body = client.get(
+        "/_dash-layout",
+        headers={"Referer": f"http://localhost/inference?unofficialRun=r1&baseline={LONG_ID}"},
+    ).get_data(as_text=True)
+    assert f"baseline run {LONG_ID} is not in the store" in body
+    assert client.get(f"/embed?unofficialRun={LONG_ID}").status_code == 404
+    # /export/history.* without arm or at: a 400 saying what the query needs.
+    for ext in ("csv", "json", "md", "parquet"):
+        r = client.get(f"/export/history.{ext}?unofficialRun=r1")
+        assert r.status_code == 400 and "arm=<arm id> and at=<x>" in r.get_data(as_text=True)
+    out = _cli("table", "history", "--store", str(root))
+    assert out.exit_code == 2 and "Traceback" not in out.output
+    assert "error: the query needs arm=<arm id> and at=<x>" in " ".join(out.output.split())
+    figures.add("round_three", "checks")
+
+
+_ODD = [
+    "",
+    LONG_ID,
+    "é\u202e💥",
+    "\x00\x1b[2J",
+    "-1",
+    "1e309",
+    "nan",
+    "[]",
+    "r1,r1,r1",
+    "../../etc",
+]
+_QUERY_KEYS = (
+    "unofficialRun", "unofficialRuns", "runs", "y", "x", "x2", "model", "scenario", "seq", "hw",
+    "precision", "framework", "spec", "offload", "arm", "hide", "logx", "logy", "frontier_only",
+    "labels", "envelope", "at", "slo", "point", "ab", "tab", "neighbours", "arm_frontier",
+    "master", "baseline", "hwcost", "q", "branch", "status", "since", "until", "base",
+    "candidate", "job", "stream",
+)  # fmt: skip
+_PAGES = ("/", "/inference", "/compare", "/points", "/jobs", "/history", "/embed")
+_BAD_BODIES: tuple[Any, ...] = (
+    None, [], "x", 7, {}, {"output": 5}, {"output": "nope.children"},
+    {"output": "page.children", "inputs": "x"}, {"output": "page.children", "inputs": [1, 2, 3]},
+)  # fmt: skip
+
+
+def _callback_body(dep: dict[str, Any], values: list[Any]) -> dict[str, Any]:
+    """A callback request shaped as the renderer shapes it, carrying `values`."""
+
+    def parse(raw: Any) -> Any:
+        return json.loads(raw) if isinstance(raw, str) and raw.startswith("{") else raw
+
+    def concrete(i: Any) -> Any:
+        if not isinstance(i, dict):
+            return i
+        return {k: ("x" if isinstance(v, list) else v) for k, v in i.items()}
+
+    def every(i: Any) -> bool:
+        return isinstance(i, dict) and any(v == ["ALL"] for v in i.values())
+
+    def item(spec: dict[str, Any], v: Any, with_value: bool = True) -> Any:
+        pid = parse(spec["id"])
+        one = {"id": concrete(pid), "property": str(spec["property"]).split("@")[0]}
+        if with_value:
+            one["value"] = v
+        return [one] if every(pid) else one
+
+    out = dep["output"]
+    parts = out[2:-2].split("...") if out.startswith("..") else [out]
+    outs = [
+        item(dict(zip(("id", "property"), p.rsplit(".", 1), strict=True)), None, False)
+        for p in parts
+    ]
+    specs = [*dep["inputs"], *dep["state"]]
+    items = [item(s, values[k % len(values)]) for k, s in enumerate(specs)]
+    first = dep["inputs"][0] if dep["inputs"] else None
+    return {
+        "output": out,
+        "outputs": outs if out.startswith("..") else outs[0],
+        "inputs": items[: len(dep["inputs"])],
+        "state": items[len(dep["inputs"]) :],
+        "changedPropIds": [f"{first['id']}.{first['property']}"] if first else [],
+    }
+
+
+def test_fuzz_every_callback_and_route_finds_no_500(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import random
+    from urllib.parse import quote
+
+    root = tmp_path / "store"
+    ingest_paths([AGG], Store(root), run_id="r1")
+    client = _client(root)
+    rng = random.Random(29)
+    statuses: dict[int, int] = {}
+    failures: list[str] = []
+
+    def check(what: str, status: int) -> None:
+        statuses[status] = statuses.get(status, 0) + 1
+        if status >= 500:
+            failures.append(f"{status} {what[:200]}")
+
+    values: list[Any] = [
+        *_ODD, None, 0, -1, 10**30, 1.5, True, [], ["a"] * 50, {}, {"a": [1, {"b": None}]},
+        [[1]], [{}], [{"field": 3}], {"points": "x"}, {"points": [{"customdata": 5}]},
+        "unofficialRun=r1&at=abc", "?" + "&".join(["unofficialRun=r1"] * 50),
+    ]  # fmt: skip
+    deps = client.get("/_dash-dependencies").get_json()
+    referers = [f"http://localhost{p}?unofficialRun=r1" for p in _PAGES]
+    for dep in deps:
+        for k in range(len(values)):
+            picked = [values[k], *rng.sample(values, 3)]
+            r = client.post(
+                "/_dash-update-component",
+                json=_callback_body(dep, picked),
+                headers={"Referer": rng.choice(referers)},
+            )
+            check(f"callback {dep['output']} {picked!r}", r.status_code)
+    for bad in _BAD_BODIES:
+        check(f"body {bad!r}", client.post("/_dash-update-component", json=bad).status_code)
+    check("not json", client.post("/_dash-update-component", data=b"{{").status_code)
+    n_callbacks = sum(statuses.values())
+
+    # Every route: pages (and their layouts), exports of every table, the API, with long,
+    # repeated and unicode parameters.
+    from dashboard.table_exports import EXPORTS
+
+    def query(key: str, value: str, repeat: int = 1) -> str:
+        return "&".join([f"{key}={quote(value)}"] * repeat)
+
+    queries = [query(k, v) for k in _QUERY_KEYS for v in _ODD]
+    queries += [query(k, "r1", 50) for k in ("unofficialRun", "arm", "hide", "at")]
+    queries += ["unofficialRun=%ED%A0%80", "unofficialRun=r1&%FF=%FE", "a" * 9000]
+    for q in queries:
+        q = f"unofficialRun=r1&{q}" if rng.random() < 0.5 else q
+        page = rng.choice(_PAGES)
+        check(f"GET {page}?{q}", client.get(f"{page}?{q}").status_code)
+        layout = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}?{q}"})
+        check(f"layout {page}?{q}", layout.status_code)
+        name = rng.choice(sorted(EXPORTS))
+        fmt = rng.choice(("csv", "json", "md", "parquet", "yaml", "txt"))
+        check(f"export {name}.{fmt}?{q}", client.get(f"/export/{name}.{fmt}?{q}").status_code)
+    for odd in _ODD[1:]:
+        segment = quote(odd, safe="")
+        for url in (
+            f"/export/{segment}",
+            f"/export/points.{segment}",
+            f"/api/fetch/{segment}/status",
+            f"/{segment}",
+            f"/_dash-component-suites/{segment}/{segment}",
+        ):
+            check(f"GET {url}", client.get(url).status_code)
+        for url in (f"/api/fetch/{segment}", f"/api/jobs/{segment}/cancel", "/api/launch"):
+            for data in ({"token": odd, "set": odd}, {"query": odd, "points": odd}):
+                check(f"POST {url} {data}", client.post(url, data=data).status_code)
+            check(
+                f"POST {url} json", client.post(url, json={"options": odd, "x": [odd]}).status_code
+            )
+    assert not failures, failures[:20]
+    # Refusals log one short line each, never a traceback.
+    assert "Traceback" not in caplog.text
+    assert max((len(r.getMessage()) for r in caplog.records), default=0) < 600
+    total = sum(statuses.values())
+    figures.put("round_three", "fuzz_requests", total)
+    figures.put("round_three", "fuzz_callback_posts", n_callbacks)
+    figures.put("round_three", "fuzz_callbacks", len(deps))
+    figures.put("round_three", "fuzz_statuses", dict(sorted(statuses.items())))
