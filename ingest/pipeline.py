@@ -12,7 +12,6 @@ The rooms: `ingest.report` (outcomes), `ingest.reading` (units through readers),
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +28,7 @@ from ingest.report import FileOutcome, Ignored, IngestReport, Reject
 from ingest.rows import build_rows
 from ingest.schema import Col, EvalCol, RejectCol, RunCol, SeriesCol, empty_points
 from ingest.store import Store, check_run_id
+from ingest.workspace import workspace
 
 __all__ = [
     "FileOutcome",
@@ -103,8 +103,8 @@ def ingest_paths(
     per_run_evals: dict[str, list[pl.DataFrame]] = {}
     if run_id is not None:
         check_run_id(run_id)
-    with tempfile.TemporaryDirectory(prefix="paretolens-ingest-") as work:
-        collected = collect_all([Path(p) for p in paths], Path(work), run_id)
+    with workspace() as work:
+        collected = collect_all([Path(p) for p in paths], work, run_id)
         # Nothing is read or written under an id the dashboard could not link to.
         for rid, _ in collected:
             check_run_id(rid)
