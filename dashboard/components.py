@@ -234,7 +234,9 @@ def _listed(frame: pl.DataFrame, item: Any, full_href: str | None) -> list[Any]:
             .sort(["len", RejectCol.REASON], descending=[True, False])
         )
         reasons = "; ".join(f"{n:,} × {str(r)[:120]}" for r, n in top.head(5).iter_rows())
-        more = [f"… and {rest.height:,} more ({reasons}{'; …' if top.height > 5 else ''})"]
+        more: list[Any] = [
+            f"… and {rest.height:,} more ({reasons}{'; …' if top.height > 5 else ''})"
+        ]
         if full_href:
             more += [" — ", html.A("the full list (CSV)", href=full_href, download="")]
         items.append(html.Li(more, className="muted"))

@@ -223,8 +223,8 @@ def prune(
         else:
             problem = dispatch_problem(p, dram_utilization)
             if problem is not None:
-                label = ("no single test-config line runs exactly the kept points:", "red")
-                err.print(Text.assemble(label, " ", inert(problem)), soft_wrap=True)
+                head = ("no single test-config line runs exactly the kept points:", "red")
+                err.print(Text.assemble(head, " ", inert(problem)), soft_wrap=True)
                 raise typer.Exit(1)
             sys.stdout.write(dispatch_command(p) + "\n")
         if space.skipped and fmt in (PruneFmt.yaml, PruneFmt.cli):
