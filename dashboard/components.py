@@ -18,6 +18,7 @@ from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html
 from analysis.tables import Table
 from dashboard import urls
 from dashboard.ids import Id, control
+from dashboard.reject_list import listed
 from dashboard.state import TABS
 from dashboard.style import RUN_SYMBOLS
 from ingest.schema import RejectCol, RunCol
@@ -218,31 +219,6 @@ def _when(value: object) -> str:
     return str(value or "")
 
 
-# Rejected (and ignored) files a run's banner lists by name; the rest are counted per reason, and
-# the whole list is in the rejects tab's exports (a run with 100k rejects gave a 20 MB page).
-BANNER_LISTED = 50
-
-
-def _listed(frame: pl.DataFrame, item: Any, full_href: str | None) -> list[Any]:
-    """The first BANNER_LISTED rows of `frame` as list items; the rest counted per reason."""
-    items = [item(r) for r in frame.head(BANNER_LISTED).iter_rows(named=True)]
-    rest = frame.slice(BANNER_LISTED)
-    if rest.height:
-        top = (
-            rest.group_by(RejectCol.REASON)
-            .len()
-            .sort(["len", RejectCol.REASON], descending=[True, False])
-        )
-        reasons = "; ".join(f"{n:,} × {str(r)[:120]}" for r, n in top.head(5).iter_rows())
-        more: list[Any] = [
-            f"… and {rest.height:,} more ({reasons}{'; …' if top.height > 5 else ''})"
-        ]
-        if full_href:
-            more += [" — ", html.A("the full list (CSV)", href=full_href, download="")]
-        items.append(html.Li(more, className="muted"))
-    return items
-
-
 def run_banner(
     run: Mapping[str, Any],
     rejects: pl.DataFrame,
@@ -317,7 +293,7 @@ def run_banner(
                         "nothing to store — show why"
                     ),
                     html.Ul(
-                        _listed(
+                        listed(
                             ignored,
                             lambda r: html.Li(
                                 [html.Code(str(r[RejectCol.PATH])), f" — {r[RejectCol.REASON]}"]
@@ -331,7 +307,7 @@ def run_banner(
             )
         )
     if n:
-        items = _listed(
+        items = listed(
             rejects,
             lambda r: html.Li(
                 [
