@@ -97,8 +97,8 @@ def foreign_origin(settings: AppSettings) -> str | None:
         return origin[:200]
     if parts.netloc and parts.netloc.lower() == flask.request.host.lower():
         return None
-    hosts = allowed_hosts(settings)
-    if hosts is None or (name and name in hosts - _LOOPBACK):
+    hosts = allowed_hosts(settings)  # None ("*"): any Host, but an Origin must still be its own
+    if hosts is not None and name and name in hosts - _LOOPBACK:
         return None
     return origin[:200]
 
