@@ -7,21 +7,28 @@ from analysis.acceptance import (
     load_golden_tables,
     parse_golden_table,
 )
-from analysis.cliff import CliffParams, detect_cliffs
-from analysis.compare import RunComparison, compare_runs, comparison_json, comparison_markdown
-from analysis.deltas import ArmPair, Deltas, compute_deltas, pair_arms
-from analysis.export import (
+from analysis.comparison.compare import (
+    RunComparison,
+    compare_runs,
+    comparison_json,
+    comparison_markdown,
+)
+from analysis.comparison.deltas import ArmPair, Deltas, compute_deltas, pair_arms
+from analysis.frontier.cliff import CliffParams, detect_cliffs
+from analysis.frontier.interpolate import FrontierGap, frontier_gap
+from analysis.frontier.pareto import FrontierResult, compute_frontiers, frontier_mask
+from analysis.frontier.polylines import Frontier
+from analysis.frontier.prune import Analysis, Verdict, analyze_points
+from analysis.sweep.export import (
     SearchSpace,
     dispatch_command,
     dispatch_problem,
     search_space,
     search_space_yaml,
 )
-from analysis.interpolate import FrontierGap, frontier_gap
-from analysis.pareto import Frontier, FrontierResult, compute_frontiers, frontier_mask
-from analysis.prune import Analysis, Verdict, analyze_points
-from analysis.pruned import ArmPlan, PrunedList, prune_list, pruned_json, pruned_table
-from analysis.sweep_config import SweepConfig, validate_sweep_config
+from analysis.sweep.pruned import PrunedList, prune_list, pruned_json, pruned_table
+from analysis.sweep.sweep_config import SweepConfig, validate_sweep_config
+from ingest.contract.plans import ArmPlan
 
 __all__ = [
     "AcceptanceParams",

@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 import polars as pl
 
-from analysis.prune import IDENTITY_COLUMNS
-from ingest.schema import Col
-from ingest.yaml_safe import load_yaml
+from analysis.frontier.prune import IDENTITY_COLUMNS
+from ingest.contract.col import Col
+from ingest.untrusted.yaml_load import load_yaml
 
 AcceptanceVerdict = Literal["ok", "warn", "fail", "not_measured"]
 # InferenceX's injector maps these prefixes to golden top keys; everything else matches by name.

@@ -29,8 +29,9 @@ import polars as pl
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ingest.schema import SPECS, Col
-from ingest.yaml_safe import load_yaml
+from ingest.contract.col import Col
+from ingest.contract.schema import SPECS
+from ingest.untrusted.yaml_load import load_yaml
 
 HARDWARE_FILE = Path(__file__).resolve().parents[1] / "data" / "hardware.yaml"
 

@@ -2,7 +2,7 @@
 points, and the flag for a treatment whose accuracy moved more than its noise.
 
 The join (docs/analysis.md, "Accuracy next to performance"): an eval row joins an arm of the same
-run when every configuration column it states (`ingest.schema.EVAL_IDENTITY`) equals the arm's,
+run when every configuration column it states (`ingest.contract.schema.EVAL_IDENTITY`) equals the arm's,
 where the arm states it too; the hardware, the precision and a model column (`model_prefix`, or
 `model` by full id or last path part) must be stated and equal on both sides. ISL/OSL never take
 part (lm-eval runs its own prompts). The eval's `conc`, when given, names the arm's point at that
@@ -28,7 +28,8 @@ from typing import Any
 
 import polars as pl
 
-from ingest.schema import EVAL_IDENTITY, Col, EvalCol
+from ingest.contract.col import Col
+from ingest.contract.evals_schema import EVAL_IDENTITY, EvalCol
 
 JOINED_COLUMNS: tuple[str, ...] = (
     Col.RUN_ID,

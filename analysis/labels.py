@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 
 def _size(value: Any) -> int | None:

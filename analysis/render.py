@@ -1,10 +1,12 @@
 """One renderer registry for every table, used by the CLI and the web exports alike.
 
-As datasette's `_register_renderers`: `RENDERERS` maps a format to the one function that writes a
-`Table` in it, and `render(table, fmt)` looks it up. `/export/<table>.<fmt>?<query>` answers
+As datasette's `_register_renderers`: `FORMATS` declares each format once (its `--format` name,
+URL suffix, content type, renderer and where it is offered), and `render(table, fmt)` looks the
+renderer up. `/export/<table>.<fmt>?<query>` answers
 `render(table, fmt, Rendering(query=...))`, and `paretolens table NAME --format F` prints the same
 bytes; the other commands pass their own `Rendering` (no units in CSV headers, JSON as a bare array
-of rows, chosen columns in markdown and the terminal table). Adding a format is adding one entry.
+of rows, chosen columns in markdown and the terminal table). Adding a format is adding one entry
+to FORMATS and its renderer.
 
 | format | what |
 |---|---|
@@ -19,13 +21,12 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal
 
 from analysis.tables import Table, csv_text, finite, flat, markdown_table, records
-from ingest.controls import escape_controls
+from ingest.untrusted.controls import escape_controls
 
 if TYPE_CHECKING:
     from rich.table import Table as RichTable
@@ -147,39 +148,98 @@ def _terminal(table: Table, how: Rendering) -> str:
     return buf.getvalue()
 
 
-RENDERERS: Mapping[str, Renderer] = MappingProxyType(
-    {
-        "csv": _csv,
-        "json": _json,
-        "parquet": _parquet,
-        "markdown": _markdown,
-        "table": _terminal,
-    }
-)
-FORMATS: tuple[str, ...] = tuple(RENDERERS)
-# Formats a file or a web response carries (the terminal table is for the CLI's screen).
-FILE_FORMATS: tuple[str, ...] = ("csv", "json", "parquet", "markdown")
+@dataclass(frozen=True)
+class OutputFormat:
+    """One output format, declared once: the CLI's `--format` value, the web export's URL suffix
+    and content type, the renderer, and where it is offered (datasette's `renderers[ext] =
+    (render, can_render)`).
+
+    Attributes:
+        name: the `--format` value (`markdown`).
+        suffix: the URL suffix of `/export/<table>.<suffix>` (`md`); None for the terminal table.
+        content_type: the web response's content type (None for the terminal table).
+        render: writes any table; None for a format only some tables write in their own way
+            (the pruned list's YAML and CLI line: `views.exports.Export.own`).
+        link: offered as a download link under every table of the web app.
+        label: the link's text (the suffix in capitals by default).
+        binary: bytes rather than text (written to a file or a pipe, never to a terminal).
+    """
+
+    name: str
+    suffix: str | None
+    content_type: str | None
+    render: Renderer | None
+    link: bool = False
+    label: str = ""
+    binary: bool = False
+
+    @property
+    def link_text(self) -> str:
+        """What the export link says."""
+        return self.label or (self.suffix or self.name).upper()
+
+
+# Every output format, each declared once; the renderers, the web exports (suffix, content type,
+# links), the CLI's `--format` choices and `paretolens table` all read this mapping.
+FORMATS: dict[str, OutputFormat] = {
+    f.name: f
+    for f in (
+        OutputFormat("csv", "csv", "text/csv; charset=utf-8", _csv, link=True),
+        OutputFormat("json", "json", "application/json", _json, link=True),
+        OutputFormat(
+            "parquet", "parquet", "application/vnd.apache.parquet", _parquet, link=True, binary=True
+        ),
+        OutputFormat("markdown", "md", "text/markdown; charset=utf-8", _markdown),
+        OutputFormat("table", None, None, _terminal),
+        OutputFormat("yaml", "yaml", "application/yaml; charset=utf-8", None),
+        OutputFormat("txt", "txt", "text/plain; charset=utf-8", None, label="CLI line"),
+    )
+}
+
+
+def renderers() -> dict[str, Renderer]:
+    """Format name -> the function that writes any table in it."""
+    return {f.name: f.render for f in FORMATS.values() if f.render is not None}
+
+
+def file_formats() -> tuple[OutputFormat, ...]:
+    """The formats any table is exported in as a file (a suffix and a renderer)."""
+    return tuple(f for f in FORMATS.values() if f.suffix and f.render is not None)
+
+
+def by_suffix(suffix: str) -> OutputFormat | None:
+    """The format of a URL suffix (`md` -> markdown), or None."""
+    return next((f for f in FORMATS.values() if f.suffix == suffix), None)
+
+
+def by_name_or_suffix(fmt: str) -> OutputFormat | None:
+    """The format a user named by its `--format` value or its suffix, or None."""
+    return FORMATS.get(fmt) or by_suffix(fmt)
 
 
 def render(table: Table, fmt: str, how: Rendering = Rendering()) -> str | bytes:
-    """`table` written as `fmt` (a key of RENDERERS): text, or bytes for Parquet.
+    """`table` written as `fmt` (a format of FORMATS with a renderer): text, or bytes for Parquet.
 
     Raises:
         ValueError: an unknown format, naming the known ones.
     """
-    renderer = RENDERERS.get(fmt)
+    known = renderers()
+    renderer = known.get(fmt)
     if renderer is None:
-        raise ValueError(f"unknown format {fmt!r}; formats: {', '.join(RENDERERS)}")
+        raise ValueError(f"unknown format {fmt!r}; formats: {', '.join(known)}")
     return renderer(table, how)
 
 
 __all__ = [
-    "FILE_FORMATS",
     "FORMATS",
-    "RENDERERS",
     "WHOLE",
+    "OutputFormat",
     "Renderer",
     "Rendering",
+    "by_name_or_suffix",
+    "by_suffix",
+    "file_formats",
     "keep_whole",
     "render",
+    "renderers",
 ]

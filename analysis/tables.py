@@ -1,6 +1,6 @@
 """The table contract: a named frame whose every column has a unit and a meaning.
 
-Canonical columns take their unit and description from `ingest.schema` (SPECS); the output columns
+Canonical columns take their unit and description from `ingest.contract.schema` (SPECS); the output columns
 of the analyses (`verdict`, `reason`, ...) are declared once here (`COLUMNS`), and so are the
 units of their derived columns (the plane's `x`/`y`, `*_delta_pct`, `<metric>_baseline`, ...:
 `derived_units(columns, x, y)`); a table's own `units`/`descriptions` carry those and the rest.
@@ -24,8 +24,9 @@ from typing import Any
 
 import polars as pl
 
-from ingest.controls import CONTROLS_PATTERN, escape_controls
-from ingest.schema import SPECS, Col, ColumnSpec
+from ingest.contract.col import Col, ColumnSpec
+from ingest.contract.schema import SPECS
+from ingest.untrusted.controls import CONTROLS_PATTERN, escape_controls
 
 LIST_SEP = "; "
 
@@ -57,7 +58,7 @@ COLUMNS: Mapping[str, Column] = {
         "tasks whose accuracy differs by more than the combined standard error "
         "sqrt(se_b^2 + se_t^2)",
     ),
-    # each arm's accuracy joined to its points (the points table, `dashboard.accuracy`)
+    # each arm's accuracy joined to its points (the points table, `views.accuracy`)
     "accuracy": Column(
         "",
         "every eval task of the arm: task, metric, score ± standard error, n_eff, the "
@@ -249,7 +250,7 @@ def csv_text(frame: pl.DataFrame, list_sep: str = LIST_SEP) -> str:
 
 
 def escape_control_cells(frame: pl.DataFrame) -> pl.DataFrame:
-    """Text cells with their control characters written as escapes (`ingest.controls`): an ESC,
+    """Text cells with their control characters written as escapes (`ingest.untrusted.controls`): an ESC,
     BEL or NUL in a file name or model string never reaches a terminal that shows the file, and a
     newline never starts a line of its own. Only columns holding one are touched."""
     hit = [

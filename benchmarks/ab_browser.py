@@ -39,9 +39,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("before", type=Path, help="a checkout of the code to compare against")
     parser.add_argument("--loads", type=int, default=5)
     args = parser.parse_args(argv)
-    from dashboard import urls
     from dashboard.app import PLOTLY_BUNDLES
     from ingest.store import Store
+    from views import urls
 
     cfg = Config(quick=True, workdir=Path(tempfile.mkdtemp(prefix="paretolens-ab-")))
     root = cfg.workdir / "store"

@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 ASSETS = Path(__file__).resolve().parents[1] / "dashboard" / "assets"
 CHART_ID = "anchor-chart"  # the probe keys plots by the nearest id containing "chart"

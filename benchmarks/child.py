@@ -30,7 +30,7 @@ Task = tuple[Callable[[], Any], Callable[[int], Any]]
 
 
 def _analyze(n: int, workdir: Path) -> Task:
-    from analysis.prune import analyze_points
+    from analysis.frontier.prune import analyze_points
 
     small = synth_points(SynthSpec(n_points=1000, n_arms=10, seed=1))
     points = synth_points(SynthSpec(n_points=n, n_arms=max(1, n // 100)))

@@ -1,7 +1,7 @@
 // Injected before any page script (CDP Page.addScriptToEvaluateOnNewDocument). Records, in
 // performance.now() milliseconds since navigation start:
 //   firstPoint: the frame in which the first chart point was drawn: an SVG point node appearing
-//     in a plotly chart or in the static chart of the page HTML (dashboard/static_chart.py), or a
+//     in a plotly chart or in the static chart of the page HTML (dashboard/prerender/chart_svg.py), or a
 //     Plotly.react/newPlot with points resolving (WebGL draws no nodes); firstKind says which;
 //   firstStatic / firstPlotly: the same for the static chart only and for plotly only;
 //   loaf: long animation frames (start, duration, time spent running scripts in them);

@@ -30,7 +30,7 @@ from benchmarks.config import Config
 from benchmarks.report import Anchor, Check, Figure, Section
 from benchmarks.synth import runs_spec, synth_points, write_anchor_dir, write_store
 from benchmarks.timing import Samples
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 PROBE = (Path(__file__).parent / "probe.js").read_text()
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -330,7 +330,7 @@ def first_point_figure(
         ],
         notes=(
             f"First point drawn via {', '.join(kinds)}: the page HTML carries the chart as static "
-            "SVG (dashboard/static_chart.py), replaced in place by plotly's. Plotly's own first "
+            "SVG (dashboard/prerender/chart_svg.py), replaced in place by plotly's. Plotly's own first "
             f"point: median {plotly.median * 1000:.0f} ms "
             f"({plotly.median * 1000 / INFERENCEX_FIRST_POINT_MS:.2f}x InferenceX-app, "
             f"{plotly.median / floor_first.median:.2f}x the floor). Both charts drawn: median "
@@ -349,9 +349,9 @@ def first_point_figure(
 
 def run(cfg: Config) -> Section:
     """Measure the in-browser figures."""
-    from dashboard import urls
     from dashboard.app import PLOTLY_BUNDLES
     from ingest.store import Store
+    from views import urls
 
     section = Section("Dashboard in headless chromium")
     if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):

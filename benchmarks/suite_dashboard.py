@@ -70,7 +70,7 @@ class Page:
 
     def first_render(self, run_id: str) -> dict[str, float]:
         """Server seconds of each part of a first visit to a run page."""
-        from dashboard import urls
+        from views import urls
 
         path = urls.runs(run_id)
         out: dict[str, float] = {}
@@ -106,7 +106,7 @@ class Page:
     def controls(self, run_id: str, **changes: Any) -> tuple[list[Any], list[dict[str, Any]]]:
         """(values, ids) of the run page's controls for a view, as Dash passes them."""
         from dashboard.ids import control
-        from dashboard.state import RunView
+        from views.query.state import RunView
 
         view = RunView(runs=(run_id,)).replace(**changes)
         values = view.controls()
@@ -117,7 +117,7 @@ class Page:
         first drawn, until both have answered: the main chart's (`on_controls`) and the second
         chart's (`on_second`), run side by side as the server runs the browser's two requests
         (a thread each). The main chart's own time is appended to `self.main_parts`."""
-        from dashboard import urls
+        from views import urls
 
         values, ids = self.controls(run_id, **changes)
         args: list[Any] = [values, ids, "?" + urls.runs(run_id).split("?", 1)[1]]
@@ -143,7 +143,7 @@ class Page:
     def tokens(self, run_id: str) -> Any:
         """The trace tokens the run page's layout stores for its main chart."""
         from dashboard.pages.run_charts import main_figure, main_tokens
-        from dashboard.state import RunView
+        from views.query.state import RunView
 
         if run_id not in self._tokens:
             view = RunView(runs=(run_id,))
@@ -184,7 +184,7 @@ def _context_of(app: Any) -> Any:
 
 def filter_changes(page: Page, run_id: str) -> list[dict[str, Any]]:
     """Control changes a user makes on a run page, from the run's own facet values."""
-    from dashboard.state import RunView
+    from views.query.state import RunView
 
     facets = page.source.run_data(RunView(runs=(run_id,))).facets
     changes: list[dict[str, Any]] = []

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from analysis.pareto import compute_frontiers
-from analysis.prune import analyze_points
+from analysis.frontier.pareto import compute_frontiers
+from analysis.frontier.prune import analyze_points
 from benchmarks import anchors
 from benchmarks.config import Config
 from benchmarks.report import Anchor, Check, Figure, Section
 from benchmarks.synth import SynthSpec, synth_points
 from benchmarks.timing import Samples, interleaved, repeat
-from ingest.schema import DEFAULT_GROUP, Col
+from ingest.contract.col import Col
+from ingest.contract.schema import DEFAULT_GROUP
 
 X, Y = Col.MEDIAN_INTVTY, Col.TPUT_PER_GPU
 

@@ -306,7 +306,7 @@ def profile(root: Path, big: str, calls: int = 20) -> list[str]:
     import pstats
 
     from benchmarks.suite_dashboard import Page, filter_changes
-    from dashboard import urls
+    from views import urls
 
     page = Page(root)
     page.first_render(big)

@@ -10,7 +10,7 @@ from benchmarks.config import Config
 from benchmarks.report import Anchor, Check, Figure, Section
 from benchmarks.synth import dir_size, runs_spec, synth_points, write_store
 from benchmarks.timing import interleaved
-from ingest.schema import Col
+from ingest.contract.col import Col
 from ingest.store import Store
 
 

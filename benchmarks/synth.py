@@ -10,7 +10,7 @@ lengths x concurrency 1-256) and the `agg_fixed_seq` files. Within one arm, as c
 * p90 TTFT is linear in c: ``ttft0 x (1 + 0.045 c)``, ttft0 = 0.30 s at 1k input, 2.1 s at 8k;
 * throughput per GPU is ``c x (isl + osl) / e2el / gpus`` with ``e2el = ttft + osl / intvty``;
 * a share of arms (`cliff_share`, 15 %) collapses past a random knee: throughput drops 20-50 % per
-  step and TTFT grows 8-30x (the queueing cliff `analysis.cliff` looks for);
+  step and TTFT grows 8-30x (the queueing cliff `analysis.frontier.cliff` looks for);
 * every metric carries lognormal(0, 0.02) run-to-run noise; `invalid_share` of points have an
   error rate above 10 % and `missing_share` have no interactivity (excluded from frontiers).
 
@@ -36,9 +36,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ingest.normalize import arm_id, arm_label
-from ingest.schema import POINTS_SCHEMA, Col
-from ingest.store import conform_frame
+from ingest.contract.col import Col
+from ingest.contract.schema import POINTS_SCHEMA
+from ingest.frames import conform_frame
+from ingest.normalize.ids import arm_id, arm_label
 
 ANCHOR_ROWS = Path("/work/shared/benchmarks/kimik2.5_int4_anchor_rows.json")
 
@@ -364,8 +365,9 @@ def write_store(points: pl.DataFrame, root: Path) -> list[str]:
     runs catalog through `Store.upsert_run`-equivalent rows, without paying for one locked
     read-modify-write per run. Returns the run ids.
     """
-    from ingest.schema import RUNS_SCHEMA, RunCol
-    from ingest.store import Store, run_key
+    from ingest.contract.schema import RUNS_SCHEMA, RunCol
+    from ingest.run_ids import run_key
+    from ingest.store import Store
 
     store = Store(root)
     store.points_dir.mkdir(parents=True, exist_ok=True)

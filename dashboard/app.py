@@ -6,7 +6,7 @@ initial layout: Dash fetches `/_dash-layout` from the page, and the request's Re
 (same-origin, full URL, see the referrer meta tag) names the path and query, so the first chart
 arrives with the layout instead of after a callback round trip. If a browser withholds the
 Referer, a one-off router callback fills the page in instead. The run page's HTML itself carries
-the page's top with its first chart drawn as static SVG (`dashboard/static_page.py`), painted
+the page's top with its first chart drawn as static SVG (`dashboard/page_html.py`), painted
 before any script runs and replaced in place once plotly has drawn; the tree rendered for it is
 the one the page's `/_dash-layout` request then gets.
 
@@ -30,18 +30,20 @@ import polars as pl
 from dash import Dash, Input, Output, State, html
 
 from dashboard import components as c
-from dashboard import compress, export, static_page, urls
-from dashboard.cache import LRU
+from dashboard import compress, routes
 from dashboard.context import AppContext
-from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
+from dashboard.figures.style import WEBGL_THRESHOLD
 from dashboard.ids import Id
 from dashboard.pages import compare, embed, history, index, jobs, missing, points, run
+from dashboard.prerender import page_html
 from dashboard.settings import AppSettings, LocalSettings, allowed_hosts
-from dashboard.state import CompareView, RunView
-from dashboard.style import WEBGL_THRESHOLD
-from ingest.schema import RunCol
+from ingest.contract.schema import RunCol
 from ingest.store import Store
+from views import urls
+from views.cache import LRU
+from views.query.state import CompareView, RunView
+from views.source import DataSource
 
 ASSETS = Path(__file__).resolve().parent / "assets"
 log = logging.getLogger("paretolens.dashboard")
@@ -103,17 +105,17 @@ class _Dash(Dash):
         renderer: Any = "",
     ) -> str:
         if flask.has_request_context():
-            # The page's first chart, drawn in the HTML (dashboard/static_page.py), beside the
+            # The page's first chart, drawn in the HTML (dashboard/page_html.py), beside the
             # entry point React renders into (React would clear anything inside it); the scripts
             # then start once it has been painted.
             path = flask.request.path
             static = self.static_of(path, flask.request.query_string.decode("utf-8", "replace"))
-            later = static and static_page.scripts_after_paint(
+            later = static and page_html.scripts_after_paint(
                 scripts, self.renderer, self.get_asset_url(BOOT_SCRIPT)
             )
             if later:
                 scripts, renderer = later, ""
-                css = static_page.inline_styles(css, ASSETS, self.get_asset_url(""))
+                css = page_html.inline_styles(css, ASSETS, self.get_asset_url(""))
             app_entry = static + app_entry
         page = super().interpolate_index(  # type: ignore[no-untyped-call]  # Dash's own, untyped
             metas=metas + self._preloads(), title=title, css=css, config=config,
@@ -180,8 +182,8 @@ def plotly_bundle(source: DataSource) -> ChartsOf:
     return charts_of
 
 
-def static_pages(ctx: AppContext, kept: static_page.Prerendered) -> StaticOf:
-    """The static overlay of a run page's HTML (see dashboard/static_page.py), empty on other
+def static_pages(ctx: AppContext, kept: page_html.Prerendered) -> StaticOf:
+    """The static overlay of a run page's HTML (see dashboard/page_html.py), empty on other
     pages or when its chart cannot be drawn statically. A page is rendered once per version of
     what it reads (`DataSource.page_version`): a shared link opened again, a reload or the
     back button (which reloads) gets the page, its overlay and its layout without rendering."""
@@ -190,7 +192,7 @@ def static_pages(ctx: AppContext, kept: static_page.Prerendered) -> StaticOf:
     def draw(path: str, query: str) -> tuple[str, Any]:
         active, content = render(ctx, path, query)
         tree = c.shell(content, active)
-        return static_page.page_markup(tree, Id.MAIN_CHART, label="Frontier chart") or "", tree
+        return page_html.page_markup(tree, Id.MAIN_CHART, label="Frontier chart") or "", tree
 
     def static_of(path: str, query: str) -> str:
         if path.rstrip("/") != urls.RUN_PATH or len(query) > MAX_QUERY_BYTES:
@@ -301,19 +303,19 @@ def _guard_request(allowed: frozenset[str] | None) -> flask.Response | None:
     req = flask.request
     if allowed is not None and _host_name(req.host) not in allowed:
         shown = req.host[:100]
-        return export.error_response(
+        return routes.error_response(
             400,
             f"this server does not answer for host {shown!r}: open it by one of "
             f"{', '.join(sorted(allowed))}, or add the name to PARETOLENS_ALLOWED_HOSTS",
         )
     if len(req.query_string) > MAX_QUERY_BYTES:
-        return export.error_response(
+        return routes.error_response(
             414,
             f"the query string is {len(req.query_string)} bytes, over the "
             f"{MAX_QUERY_BYTES} byte limit",
         )
     if len(req.path) > MAX_PATH_BYTES:
-        return export.error_response(
+        return routes.error_response(
             414, f"the path is {len(req.path)} bytes, over the {MAX_PATH_BYTES} byte limit"
         )
     return None
@@ -348,7 +350,7 @@ def create_app(
         meta_tags=[{"name": "referrer", "content": "same-origin"}],
     )
 
-    prerendered = static_page.Prerendered()
+    prerendered = page_html.Prerendered()
 
     def layout() -> Any:
         target = _page_of_request()
@@ -381,7 +383,7 @@ def create_app(
     for page in (run, missing, index, compare, jobs):
         page.register(dash_app, ctx)
     c.register_copy_link(dash_app)
-    export.register_routes(
+    routes.register_routes(
         dash_app.server, source, settings, ctx.fetcher, ctx.throttle, dash_app.callback_map
     )
 
@@ -394,7 +396,7 @@ def create_app(
 
     dash_app.server.add_url_rule(urls.EMBED_PATH, "embed", embed_page, methods=["GET"])
 
-    export.not_found_guard(dash_app.server, lambda: PAGES)
+    routes.not_found_guard(dash_app.server, lambda: PAGES)
     csp = "; ".join(
         [
             "default-src 'self'",

@@ -16,12 +16,13 @@ import polars as pl
 from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html
 
 from analysis.tables import Table
-from dashboard import urls
+from dashboard.figures.style import RUN_SYMBOLS
 from dashboard.ids import Id, control
 from dashboard.reject_list import listed
-from dashboard.state import TABS
-from dashboard.style import RUN_SYMBOLS
-from ingest.schema import RejectCol, RunCol
+from ingest.contract.schema import RejectCol, RunCol
+from views import urls
+from views.exports import EXPORTS
+from views.query.choices import TABS
 
 # Verdict and AL-check colours: Okabe-Ito tints, always alongside the word itself.
 STATUS_STYLES: dict[str, dict[str, str]] = {
@@ -187,20 +188,19 @@ def deferred_grid(
     return [g, dcc.Store(id=rows_id, data=rows_later)]
 
 
-def export_links(
-    table: str, query: str, formats: Sequence[str] = urls.EXPORT_FORMATS, label: str = "Export"
-) -> html.Span:
-    """Download links of one table for the page's query."""
+def export_links(table: str, query: str, label: str = "Export") -> html.Span:
+    """Download links of one table for the page's query, in the formats its export offers
+    (`views.exports.Export.links`)."""
     return html.Span(
         [html.Span(f"{label}: ", className="muted")]
         + [
             html.A(
-                fmt.upper() if fmt != "txt" else "CLI line",
-                href=urls.export(table, fmt, query),
+                fmt.link_text,
+                href=urls.export(table, fmt.suffix or fmt.name, query),
                 className="export",
                 download="",
             )
-            for fmt in formats
+            for fmt in EXPORTS[table].links
         ],
         className="exports",
     )

@@ -28,7 +28,7 @@ from dash.fingerprint import check_fingerprint
 from flask_compress import Compress
 from werkzeug.http import parse_accept_header
 
-from dashboard.cache import LRU
+from views.cache import LRU
 
 try:  # as flask-compress does: brotlicffi where brotli (CPython only) is not installed
     import brotlicffi as brotli

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dashboard.auth import Throttle
-from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
 from dashboard.settings import AppSettings
+from views.source import DataSource
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dashboard.settings import AppSettings
-from ingest.github import GitHubClient, GitHubError, fetch_run
+from ingest.sources.github import GitHubClient, GitHubError, fetch_run
 from ingest.store import Store
 
 State = Literal["running", "done", "failed"]

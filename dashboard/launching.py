@@ -20,15 +20,15 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dashboard.data import DataSource
 from dashboard.settings import AppSettings
-from dashboard.state import RunView
-from ingest.yaml_safe import load_yaml
+from ingest.untrusted.yaml_load import load_yaml
 from runner import service
 from runner.errors import PlanError
 from runner.options import Commands, GithubOptions, SlurmOptions
 from runner.plan import Plan, plan_error
 from runner.sources import plan_from_arms
+from views.query.state import RunView
+from views.source import DataSource
 
 Source = Literal["pruned", "points"]
 OPTIONS_FILE = "launch-options.yaml"

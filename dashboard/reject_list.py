@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 from dash import html
 
-from ingest.schema import RejectCol
+from ingest.contract.schema import RejectCol
 
 # Rejected (and ignored) files a run's banner lists by name; the rest are counted per reason, and
 # the whole list is in the rejects tab's exports (a run with 100k rejects gave a 20 MB page).

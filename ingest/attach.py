@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 Window = tuple[float | None, float | None]
 

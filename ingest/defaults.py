@@ -10,12 +10,14 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ingest.artifacts import Collected, Unit
+from ingest.contract.col import Col
 from ingest.errors import SchemaError
-from ingest.normalize import NOT_FROM_READERS, canonical_hw, coerce_value
+from ingest.normalize.batch import NOT_FROM_READERS
+from ingest.normalize.ids import canonical_hw
+from ingest.normalize.values import coerce_value
 from ingest.report import FileOutcome, Ignored, IngestReport, Reject
-from ingest.schema import Col
-from ingest.yaml_safe import load_yaml
+from ingest.sources.artifacts import Collected, Unit
+from ingest.untrusted.yaml_load import load_yaml
 
 Row = dict[str, Any]
 

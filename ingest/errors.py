@@ -25,7 +25,7 @@ class ParseError(IngestError):
 
 
 class SchemaError(IngestError):
-    """A canonical row does not satisfy the data contract in `ingest.schema`."""
+    """A canonical row does not satisfy the data contract in `ingest.contract.schema`."""
 
     def __init__(self, field: str, reason: str) -> None:
         self.field = str(field)

@@ -12,10 +12,10 @@ from typing import Any
 
 import polars as pl
 
-from ingest.normalize import arm_id
+from ingest.contract.evals_schema import EVALS_SCHEMA, EvalCol
+from ingest.normalize.ids import arm_id
 from ingest.reading import UnitOut
 from ingest.report import FileOutcome, Ignored, IngestReport
-from ingest.schema import EVALS_SCHEMA, EvalCol
 
 Row = dict[str, Any]
 

@@ -15,8 +15,8 @@ from typing import Protocol
 import polars as pl
 import pyarrow as pa
 
+from ingest.contract.evals_schema import EVALS_SCHEMA, EvalCol
 from ingest.run_ids import run_key
-from ingest.schema import EVALS_SCHEMA, EvalCol
 
 
 class Store(Protocol):

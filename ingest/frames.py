@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
-from ingest.schema import POINTS_SCHEMA
+from ingest.contract.schema import POINTS_SCHEMA
 
 # schema id -> (the schema, an empty frame of it, its column names, its polars dtypes). Keyed by
 # id: hashing a 124-field Arrow schema costs more than building the empty frame.

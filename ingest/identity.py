@@ -1,6 +1,6 @@
 """Arms are server configurations: split an arm whose points were served with different settings.
 
-The arm key (`ingest.schema.ARM_KEY`) names what every format can say (model, hardware,
+The arm key (`ingest.contract.schema.ARM_KEY`) names what every format can say (model, hardware,
 topology, spec decoding, offload, ...). A sweep can vary a server setting the key has no column
 for (`--max-num-seqs 4` vs `8`, `--max-num-batched-tokens`, a scheduler flag): its points would
 then share one arm and repeat their concurrencies. After a batch is normalised, each arm's
@@ -21,7 +21,8 @@ from collections import defaultdict
 
 import polars as pl
 
-from ingest.schema import RUN_NOISE_FLAGS, Col, server_flag_items
+from ingest.contract.col import Col
+from ingest.contract.schema import RUN_NOISE_FLAGS, server_flag_items
 
 
 def _identity_flags(raw: object) -> dict[str, str]:

@@ -19,25 +19,22 @@ from typing import Any
 
 import polars as pl
 
-from ingest.artifacts import Collected, collect_all
+from ingest.contract.col import Col
+from ingest.contract.evals_schema import EvalCol
+from ingest.contract.schema import RejectCol, RunCol, SeriesCol, empty_points
 from ingest.defaults import account_local, check_defaults, read_local_defaults
 from ingest.eval_rows import eval_frame
 from ingest.eval_store import read_evals
-from ingest.reading import parse_json, read_unit
-from ingest.report import FileOutcome, Ignored, IngestReport, Reject
+from ingest.reading import read_unit
+from ingest.report import Ignored, IngestReport, Reject
 from ingest.rows import build_rows
-from ingest.schema import Col, EvalCol, RejectCol, RunCol, SeriesCol, empty_points
-from ingest.store import Store, check_run_id
-from ingest.workspace import workspace
+from ingest.run_ids import check_run_id
+from ingest.sources.artifacts import Collected, collect_all
+from ingest.sources.workspace import workspace
+from ingest.store import Store
 
 __all__ = [
-    "FileOutcome",
-    "Ignored",
-    "IngestReport",
-    "Reject",
-    "check_defaults",
     "ingest_paths",
-    "parse_json",
 ]
 
 Row = dict[str, Any]

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest.artifacts import Unit
 from ingest.errors import ParseError, SchemaError
 from ingest.readers.base import JsonDocs, ReadResult, SourceFile
 from ingest.readers.registry import file_readers, unit_readers
 from ingest.report import Ignored, IngestReport, Reject
+from ingest.sources.artifacts import Unit
 
 Row = dict[str, Any]
 
@@ -65,12 +66,27 @@ def parse_json(src: SourceFile) -> Any:
         if exc.msg == "Extra data":
             # Several documents: JSON Lines, or results appended with --append-result.
             return _json_docs(src, text)
+        if _bracketed_text(text):
+            return None  # a log whose first line opens with a `[tag]`, not broken JSON
         raise ParseError(src.rel, "", f"invalid JSON: {exc}") from exc
     except ValueError as exc:
         raise ParseError(src.rel, "", f"invalid JSON: {exc}") from exc
     if src.name.endswith(".jsonl"):
         return JsonDocs((doc,), (1,))
     return doc
+
+
+_FIRST_BRACKET = re.compile(r"\s*\[(?P<inner>[^\[\]{}\"\n]*)\]")
+_JSON_ARRAY_WORDS = re.compile(r"\b(?:true|false|null)\b|[-+0-9eE.,\s]")
+
+
+def _bracketed_text(text: str) -> bool:
+    """Whether text that failed to parse as JSON is a log line's `[tag]` rather than an array.
+
+    `[TensorRT-LLM] TensorRT-LLM version: 0.16.0` or `[07/11/2025-08:12:24] [TRT-LLM] ...`:
+    an unquoted, unnested bracket holding what no JSON array can hold (words, slashes, colons)."""
+    m = _FIRST_BRACKET.match(text.lstrip("\ufeff"))
+    return m is not None and _JSON_ARRAY_WORDS.sub("", m["inner"]) != ""
 
 
 def _json_docs(src: SourceFile, text: str) -> JsonDocs:

@@ -15,13 +15,14 @@ from typing import Any
 import polars as pl
 
 from ingest import attach
+from ingest.contract.col import Col
+from ingest.contract.schema import SeriesCol
 from ingest.defaults import apply_defaults, fill_row, local_defaults
 from ingest.identity import refine_arms, unique_point_ids
-from ingest.normalize import normalize_batch
+from ingest.normalize.batch import normalize_batch
 from ingest.readers.base import ReadResult, SourceFile
 from ingest.reading import UnitOut, content_sha, files_of
 from ingest.report import FileOutcome, Ignored, IngestReport, Reject
-from ingest.schema import Col, SeriesCol
 
 Row = dict[str, Any]
 

@@ -43,41 +43,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ingest import journal
-from ingest.frames import _conform, _empty, _polars_overrides, conform_frame
-from ingest.journal import StoreWriteError
-from ingest.run_ids import (
-    RUN_ID_MAX_CHARS,
-    RUN_ID_RULE,
-    InvalidRunId,
-    check_run_id,
-    is_readable_run_id,
-    is_valid_run_id,
-    run_key,
-    suggest_run_id,
-)
-from ingest.schema import (
+from ingest.contract.col import Col
+from ingest.contract.schema import (
     POINTS_SCHEMA,
     REJECTS_SCHEMA,
     RUNS_SCHEMA,
     TIMESERIES_SCHEMA,
-    Col,
     RejectCol,
     RunCol,
     SeriesCol,
 )
+from ingest.frames import _conform, _empty, _polars_overrides, conform_frame
+from ingest.journal import StoreWriteError
+from ingest.run_ids import (
+    run_key,
+)
 
 __all__ = [
-    "RUN_ID_MAX_CHARS",
-    "RUN_ID_RULE",
-    "InvalidRunId",
     "Store",
-    "StoreWriteError",
-    "check_run_id",
-    "conform_frame",
-    "is_readable_run_id",
-    "is_valid_run_id",
-    "run_key",
-    "suggest_run_id",
 ]
 
 _READ_ATTEMPTS = 5

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 
-from ingest.schema import Col
+from ingest.contract.col import Col
 from runner.plan import Arm, Plan, Point
 
 _SEQ_NAMES = {(1024, 1024): "1k1k", (1024, 8192): "1k8k", (8192, 1024): "8k1k"}
@@ -156,7 +156,7 @@ def point_env(plan: Plan, point: Point, values: dict[str, str | None]) -> dict[s
 
 
 def point_columns(point: Point, *, run_id: str) -> dict[str, object]:
-    """The point's configuration as canonical columns (`ingest.schema.Col`), written next to its
+    """The point's configuration as canonical columns (`ingest.contract.schema.Col`), written next to its
     results as ``paretolens_point.json`` so nothing the plan knew is lost on the way to the store.
 
     The result file name carries the topology ingest reads today; this file also says what the

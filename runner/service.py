@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import SecretStr
 
-from ingest.schema import RunCol
+from ingest.contract.schema import RunCol
 from ingest.store import Store
 from runner.backends.base import BackendContext, PointUpdate, detached, outcome_update
 from runner.errors import BackendError, LaunchRefused

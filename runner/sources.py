@@ -22,8 +22,9 @@ import polars as pl
 import yaml
 from pydantic import ValidationError
 
-from ingest.schema import ArmPlan, Col
-from ingest.yaml_safe import load_yaml
+from ingest.contract.col import Col
+from ingest.contract.plans import ArmPlan
+from ingest.untrusted.yaml_load import load_yaml
 from runner.errors import PlanError
 from runner.plan import Arm, Plan, parse_plan, plan_error, point_id
 

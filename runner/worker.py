@@ -19,9 +19,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ingest.contract.schema import RunCol
 from ingest.errors import IngestError
 from ingest.pipeline import ingest_paths
-from ingest.schema import RunCol
 from ingest.store import Store
 from runner.backends.base import Backend, BackendContext, PointUpdate
 from runner.backends.github import GithubBackend

@@ -1,7 +1,8 @@
-"""The dependency arrows (MAY_IMPORT, the README's layout table): analysis -> ingest.schema and
-ingest.errors; runner -> ingest; dashboard -> ingest, analysis, runner; paretolens (the
-composition root) -> everything, and nothing imports paretolens. No import circle in any package,
-no module over MAX_LINES lines outside tests/ and benchmarks/."""
+"""The dependency arrows (MAY_IMPORT, the README's layout table): analysis -> ingest.contract and
+ingest.errors; runner -> ingest; views -> ingest, analysis, runner (headless: no dash, plotly or
+flask); dashboard -> views, ingest, analysis, runner; paretolens (the composition root) ->
+everything, and nothing imports paretolens; of the CLI's commands only `serve` imports
+`dashboard`. No import circle in any package, no flat folder over about 15 modules (MAX_FLAT)."""
 
 from __future__ import annotations
 
@@ -14,19 +15,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("ingest", "analysis", "dashboard", "runner", "paretolens")
+PACKAGES = ("ingest", "analysis", "views", "dashboard", "runner", "paretolens")
 # What each package may import of the others (a package, or one module of it); the README's
 # layout section says the same (test_the_readme_states_the_rules).
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "ingest": frozenset(),
-    # ingest.controls and ingest.yaml_safe: the one escape of control characters and the one
-    # YAML loader, leaves with no import of the project.
-    "analysis": frozenset(
-        {"ingest.schema", "ingest.errors", "ingest.controls", "ingest.yaml_safe"}
-    ),
+    # ingest.untrusted: the one escape of control characters and the one YAML loader, leaves
+    # with no import of the project.
+    "analysis": frozenset({"ingest.contract", "ingest.errors", "ingest.untrusted"}),
     "runner": frozenset({"ingest"}),
-    "dashboard": frozenset({"ingest", "analysis", "runner"}),
-    "paretolens": frozenset({"ingest", "analysis", "runner", "dashboard"}),
+    "views": frozenset({"ingest", "analysis", "runner"}),
+    "dashboard": frozenset({"views", "ingest", "analysis", "runner"}),
+    "paretolens": frozenset({"ingest", "analysis", "views", "runner", "dashboard"}),
 }
 
 
@@ -45,13 +45,14 @@ def _modules(pkg: str) -> list[Path]:
     return sorted((ROOT / pkg).rglob("*.py"))
 
 
+# The web libraries: analysis and views are headless (the CLI computes through views).
+WEB = frozenset({"dash", "plotly", "dash_ag_grid", "dash_bootstrap_components", "flask"})
+
+
 def _allowed(pkg: str, imported: str) -> bool:
     top = imported.split(".")[0]
     if top not in PACKAGES or top == pkg:
-        return not (
-            pkg == "analysis"
-            and top in {"dash", "plotly", "dash_ag_grid", "dash_bootstrap_components"}
-        )
+        return not (pkg in {"analysis", "views"} and top in WEB)
     return any(imported == r or imported.startswith(r + ".") for r in MAY_IMPORT[pkg])
 
 
@@ -66,14 +67,33 @@ def test_dependency_direction(pkg: str) -> None:
 
 
 def test_the_rule_catches_a_wrong_way_arrow() -> None:
-    assert not _allowed("ingest", "analysis.pareto")
-    assert not _allowed("analysis", "dashboard.figures")
+    assert not _allowed("ingest", "analysis.frontier.pareto")
+    assert not _allowed("analysis", "dashboard.figures.frontier")
     assert not _allowed("analysis", "ingest.store")
     assert not _allowed("analysis", "plotly.graph_objects")
     assert not _allowed("dashboard", "paretolens.settings")
-    assert not _allowed("runner", "dashboard.state")
-    assert _allowed("dashboard", "analysis.pareto")
+    assert not _allowed("runner", "views.query.state")
+    assert not _allowed("views", "dashboard.app")
+    assert not _allowed("views", "flask")
+    assert not _allowed("views", "plotly.graph_objects")
+    assert _allowed("dashboard", "analysis.frontier.pareto")
     assert _allowed("paretolens", "dashboard.app")
+    assert _allowed("dashboard", "views.query.state")
+
+
+# The composition root's modules that may import `dashboard`: the `serve` command and the WSGI
+# entry point. Every other command computes through `views`.
+SERVES = frozenset({"paretolens/commands/serve_cmds.py", "paretolens/wsgi.py"})
+
+
+def test_only_serve_imports_the_dashboard() -> None:
+    wrong = sorted(
+        f"{path.relative_to(ROOT)} imports {imported}"
+        for path in _modules("paretolens")
+        for imported in _imports(path)
+        if imported.split(".")[0] == "dashboard" and str(path.relative_to(ROOT)) not in SERVES
+    )
+    assert wrong == []
 
 
 def test_the_readme_states_the_rules() -> None:
@@ -179,29 +199,41 @@ def test_the_circle_check_finds_a_circle() -> None:
     assert _circles({"a.x": {"a.y"}, "a.y": set()}) == []
 
 
-# The longest module outside tests/ and benchmarks/ (STYLE.md: split near 400).
-MAX_LINES = 450
-# Modules allowed over MAX_LINES while they are being split: none now (dashboard/data.py,
-# figures.py and state.py were split by responsibility). The list only shrinks: a module that
-# comes under the limit must leave it (the test says so), and none may join it.
-OVER_MAX_LINES: frozenset[str] = frozenset()
+# STYLE.md: one concept per module, split by concept, never by size alone; a folder of more than
+# about 15 modules is asking to become packages. A folder of one module per format (the readers)
+# is a registry and may grow.
+MAX_FLAT = 15
+REGISTRIES = frozenset({"ingest/readers"})
 
 
-def _long_modules() -> dict[str, int]:
+def _flat_folders() -> dict[str, int]:
+    """Each package folder's count of modules (not counting `__init__.py`)."""
     out: dict[str, int] = {}
     for pkg in PACKAGES:
-        for path in _modules(pkg):
-            n = len(path.read_text().splitlines())
-            if n > MAX_LINES:
-                out[str(path.relative_to(ROOT))] = n
+        for folder in [ROOT / pkg, *sorted(p.parent for p in (ROOT / pkg).rglob("*/__init__.py"))]:
+            out[str(folder.relative_to(ROOT))] = sum(
+                1 for p in folder.glob("*.py") if p.name != "__init__.py"
+            )
     return out
 
 
-def test_no_module_is_over_the_line_limit() -> None:
-    long = _long_modules()
-    assert {m: n for m, n in long.items() if m not in OVER_MAX_LINES} == {}
-    # Split modules leave the allow-list, so it can only shrink.
-    assert sorted(OVER_MAX_LINES - set(long)) == []
+def test_no_flat_folder_over_about_15_modules() -> None:
+    folders = _flat_folders()
+    assert {f: n for f, n in folders.items() if n > MAX_FLAT and f not in REGISTRIES} == {}
+    # the folders the rule reads: every package and subpackage
+    assert {"views", "views/query", "dashboard/figures", "analysis/frontier"} <= set(folders)
+
+
+def test_packages_re_export_only() -> None:
+    # `__init__.py` only re-exports (STYLE.md): no function or class is defined in one.
+    defined = [
+        f"{path.relative_to(ROOT)}: {node.name}"
+        for pkg in PACKAGES
+        for path in (ROOT / pkg).rglob("__init__.py")
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    assert defined == []
 
 
 # What a CLI command or a server start must not pay for on import: scipy.interpolate (about a

@@ -1,13 +1,15 @@
-"""docs/schema.md is generated from ingest/schema.py and must be current."""
+"""docs/schema.md is generated from ingest/contract/schema.py and must be current."""
 
 from __future__ import annotations
 
-from ingest.schema import COLUMNS, POINTS_SCHEMA, Col, better, header
-from ingest.schema_doc import DOC_PATH, render
+from ingest.contract.col import Col
+from ingest.contract.columns import COLUMNS
+from ingest.contract.schema import POINTS_SCHEMA, better, header
+from ingest.contract.schema_doc import DOC_PATH, render
 
 
 def test_schema_doc_is_current() -> None:
-    assert DOC_PATH.read_text() == render(), "run: uv run python -m ingest.schema_doc"
+    assert DOC_PATH.read_text() == render(), "run: uv run python -m ingest.contract.schema_doc"
 
 
 def test_every_column_is_documented_with_a_unit_or_dimensionless() -> None:

@@ -1,4 +1,4 @@
-/* A page whose HTML carries its first chart (dashboard/static_page.py) fetches and runs its
+/* A page whose HTML carries its first chart (dashboard/prerender/page_html.py) fetches and runs its
    scripts only once that chart has been painted: their tags carry a type the browser ignores
    (static_page.AFTER_PAINT). In the task after the first frame this runs them in their order,
    then starts Dash's renderer, as Dash's own `new DashRenderer()` tag would have. Not loaded by

@@ -32,7 +32,7 @@
       document.head.appendChild(s);
     });
   }
-  // The static first chart in the page HTML (dashboard/static_page.py) goes once plotly has
+  // The static first chart in the page HTML (dashboard/prerender/page_html.py) goes once plotly has
   // drawn the interactive one at the same place, or once the page turns out to have no chart.
   function dropStatic() {
     var el = document.getElementById("static-page");

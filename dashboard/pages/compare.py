@@ -7,21 +7,23 @@ from typing import Any
 
 from dash import ALL, Dash, Input, Output, State, dcc, html
 
-from analysis.baseline import MAIN
+from analysis.comparison.baseline import MAIN
 from dashboard import components as c
-from dashboard import figures, forged
-from dashboard.comparing import CompareData
+from dashboard import forged
 from dashboard.context import AppContext
+from dashboard.figures import compare
 from dashboard.ids import COMPARE_CONTROL, Id, control
 from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown, run_options, slo_control
-from dashboard.state import X_CHOICES, Y_CHOICES, CompareView
-from dashboard.tables import compare_table
+from views.compare_data import CompareData
+from views.query.choices import X_CHOICES, Y_CHOICES
+from views.query.state import CompareView
+from views.tables import compare_table
 
 
 def compare_figure(data: CompareData) -> Any:
     """The overlay chart of a comparison."""
     v = data.view
-    return figures.compare_figure(
+    return compare.compare_figure(
         data.plane, data.analysis.arm_frontiers, base=data.base_id, candidate=v.candidate or "",
         x=v.x, y=v.y, arm_order=data.arm_order, logx=v.logx, logy=v.logy,
     )  # fmt: skip
@@ -31,7 +33,7 @@ ENVELOPE_TABLE = "compare-envelope"
 
 
 def _pct(v: object) -> str:
-    # as the PR markdown writes it (analysis.compare), so the page and the block read the same
+    # as the PR markdown writes it (analysis.comparison.compare), so the page and the block read the same
     return f"{v:+.1f}%" if isinstance(v, int | float) else "–"
 
 

@@ -17,10 +17,10 @@ from typing import Any
 
 from flask import Response
 
-from dashboard import urls
-from dashboard.data import DataSource
 from dashboard.pages.run_charts import main_figure
-from dashboard.state import RunView
+from views import urls
+from views.query.state import RunView
+from views.source import DataSource
 
 EMBED_FRAME_ANCESTORS = "*"
 EMBED_SCRIPT = "embed.js"

@@ -1,7 +1,7 @@
 """The history page, `/history?arm=<id>[,<id>]&at=<x>&x=&y=` (issue 14, item 4): one
 configuration (or a set of arms) followed across runs in time.
 
-Each run's arm frontier is read at x = `at` (`analysis.history.arm_history`: PCHIP between the
+Each run's arm frontier is read at x = `at` (`analysis.comparison.history.arm_history`: PCHIP between the
 measured points, never extrapolated; a run whose frontier does not reach x says its range). The
 chart draws y per run in date order, one line per arm; the table links every run to its page;
 `/export/history.csv?<the same query>` is the same table.
@@ -15,13 +15,15 @@ import polars as pl
 from dash import dcc, html
 
 from dashboard import components as c
-from dashboard import style, urls
 from dashboard.context import AppContext
+from dashboard.figures import style
 from dashboard.ids import Id
 from dashboard.pages.run_panels import GRAPH_CONFIG
-from dashboard.state import HistoryView, RunView
-from dashboard.tables import history_table
-from ingest.schema import SPECS, Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import SPECS, RunCol
+from views import urls
+from views.query.state import HistoryView, RunView
+from views.tables import history_table
 
 
 def _run_label(r: dict[str, Any]) -> str:

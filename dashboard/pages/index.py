@@ -9,13 +9,15 @@ from dash import ALL, Dash, Input, Output, State, dcc, html
 
 from analysis.tables import Table
 from dashboard import components as c
-from dashboard import forged, urls
+from dashboard import forged
 from dashboard.context import AppContext
 from dashboard.ids import INDEX_CONTROL, Id, control
 from dashboard.pages.run_panels import dropdown
-from dashboard.state import IndexView
-from dashboard.tables import index_table
-from ingest.schema import Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
+from views import urls
+from views.query.state import IndexView
+from views.tables import index_table
 
 COLUMNS = (
     RunCol.RUN_ID, RunCol.TITLE, RunCol.BRANCH, RunCol.STATUS, RunCol.CONCLUSION, RunCol.CREATED_AT,

@@ -8,14 +8,15 @@ from typing import Any
 from dash import Dash, Input, Output, State, dcc, html
 
 from dashboard import components as c
-from dashboard import urls
 from dashboard.auth import AuthError, as_token, client_address
 from dashboard.context import AppContext
 from dashboard.ids import Id
-from dashboard.state import LOG_STREAMS, JobsView
 from runner import service
 from runner.errors import JobNotFound, RunnerError
 from runner.service import JobStatus
+from views import urls
+from views.query.choices import LOG_STREAMS
+from views.query.state import JobsView
 
 
 def _elapsed(seconds: float | None) -> str:

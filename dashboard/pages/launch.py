@@ -6,10 +6,8 @@ from typing import Any
 
 from dash import ALL, Dash, Input, Output, State, dcc, html
 
-from dashboard import urls
 from dashboard.auth import AuthError, as_token, client_address
 from dashboard.context import AppContext
-from dashboard.data import RunData
 from dashboard.ids import Id, control
 from dashboard.launching import (
     LaunchRequestError,
@@ -18,10 +16,12 @@ from dashboard.launching import (
     launch_from_view,
     load_options,
 )
-from dashboard.state import JobsView, RunView
 from runner.errors import RunnerError
 from runner.plan import BACKENDS
 from runner.service import is_loopback
+from views import urls
+from views.query.state import JobsView, RunView
+from views.run_data import RunData
 
 
 def launch_state(app: AppContext) -> tuple[bool, str]:

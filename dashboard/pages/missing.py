@@ -7,12 +7,13 @@ from typing import Any
 
 from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 
-from dashboard import auth, urls
+from dashboard import auth
 from dashboard.auth import AuthError
 from dashboard.context import AppContext
 from dashboard.ids import Id
-from dashboard.state import RunView
-from ingest.schema import RunCol
+from ingest.contract.schema import RunCol
+from views import urls
+from views.query.state import RunView
 
 
 def _how_to(app: AppContext, run_ids: tuple[str, ...]) -> html.Div:

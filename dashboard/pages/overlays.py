@@ -11,13 +11,11 @@ from typing import Any
 from dash import dcc, html
 
 from dashboard import components as c
-from dashboard import urls
-from dashboard.data import RunData
 from dashboard.ids import Id, control
-from dashboard.state import HistoryView, RunView
-from dashboard.tables import run_table
-
-BASELINE_FORMATS = (*urls.EXPORT_FORMATS, "md")
+from views import urls
+from views.query.state import HistoryView, RunView
+from views.run_data import RunData
+from views.tables import run_table
 
 
 def controls(view: RunView, run_options: list[dict[str, str]]) -> list[html.Div]:
@@ -116,7 +114,7 @@ def uplift_panel(data: RunData, view: RunView) -> Any:
                 "(PCHIP, common range only; the shaded areas)",
                 className="muted small",
             ),
-            c.export_links("baseline", q, BASELINE_FORMATS, label="Uplift"),
+            c.export_links("baseline", q, label="Uplift"),
             html.Details(
                 [
                     html.Summary("Markdown for the PR"),

@@ -7,13 +7,13 @@ from typing import Any
 from dash import html
 
 from dashboard import components as c
-from dashboard import urls
 from dashboard.context import AppContext
 from dashboard.ids import Id
 from dashboard.pages import missing
-from dashboard.state import RunView
-from dashboard.tables import KEY_POINT_COLUMNS, run_table
-from ingest.schema import Col
+from ingest.contract.col import Col
+from views import urls
+from views.query.state import RunView
+from views.tables import KEY_POINT_COLUMNS, run_table
 
 # What a reader looks at first: which configuration (identity) and how it did (headline
 # metrics and the verdict), then every other column in the table's order.

@@ -14,9 +14,9 @@ from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html,
 from dash.exceptions import PreventUpdate
 
 from dashboard import components as c
-from dashboard import figures, forged, urls
+from dashboard import forged
 from dashboard.context import AppContext
-from dashboard.data import RunData
+from dashboard.figures import updates
 from dashboard.ids import Id, control
 from dashboard.pages import launch, missing
 from dashboard.pages import run_panels as p
@@ -31,8 +31,10 @@ from dashboard.pages.run_charts import (
     second_frame,
     second_tokens,
 )
-from dashboard.state import RunView
-from ingest.schema import RejectCol, RunCol
+from ingest.contract.schema import RejectCol, RunCol
+from views import urls
+from views.query.state import RunView
+from views.run_data import RunData
 
 TAB_BOXES = (
     ("points", Id.POINTS_BOX),
@@ -75,7 +77,7 @@ def exports_bar(view: RunView) -> html.Div:
     return html.Div(
         [
             c.export_links("points", q, label="Points"),
-            c.export_links("pruned", q, ("yaml", "txt", "json", "csv"), label="Pruned list"),
+            c.export_links("pruned", q, label="Pruned list"),
         ],
         className="small",
         style={"display": "flex", "gap": "18px", "flexWrap": "wrap"},
@@ -285,7 +287,7 @@ class RunCallbacks:
         restyle: Any, tokens: dict[str, list[str]] | None, hidden: list[str] | None
     ) -> list[str]:
         """A legend click hides or shows an arm (and writes `hide=`)."""
-        return figures.hidden_after_restyle(restyle, (tokens or {}).get("main", []), hidden or [])
+        return updates.hidden_after_restyle(restyle, (tokens or {}).get("main", []), hidden or [])
 
 
 def register(dash_app: Dash, app: AppContext) -> None:

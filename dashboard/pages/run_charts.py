@@ -10,11 +10,12 @@ from typing import Any, Literal
 
 from dash import Patch
 
-from dashboard import figures, style
-from dashboard.affects import Part, fields_affecting, fields_sparing
-from dashboard.data import RunData
-from dashboard.state import RunView
-from ingest.schema import Col
+from dashboard.figures import frontier, style, updates
+from ingest.contract.col import Col
+from views.charts import main_chart, second_chart
+from views.query.affects import Part, fields_affecting, fields_sparing
+from views.query.state import RunView
+from views.run_data import RunData
 
 
 def chart_title(data: RunData, view: RunView, x: str) -> str:
@@ -36,7 +37,7 @@ def at_label_x(at: float, logx: bool) -> float:
     return math.log10(at) if logx else at
 
 
-def _place_at_label(fig: figures.Figure, view: RunView) -> figures.Figure:
+def _place_at_label(fig: style.Figure, view: RunView) -> style.Figure:
     if view.at is not None and view.logx:
         for note in fig["layout"].get("annotations") or []:
             if note.get("x") == view.at and note.get("yref") == "paper" and "xref" not in note:
@@ -44,34 +45,23 @@ def _place_at_label(fig: figures.Figure, view: RunView) -> figures.Figure:
     return fig
 
 
-def main_figure(data: RunData, view: RunView) -> figures.Figure:
+def main_figure(data: RunData, view: RunView) -> style.Figure:
     """The throughput-vs-interactivity chart of a view."""
     a = data.analysis
     return _place_at_label(_main_figure(data, view, a), view)
 
 
-def _main_figure(data: RunData, view: RunView, a: Any) -> figures.Figure:
-    return figures.frontier_figure(
-        data.main_plane, a.arm_frontiers, a.group_frontiers, x=view.x, y=view.y, runs=view.runs,
-        arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
-        logx=view.logx, logy=view.logy, pinned=view.point, at=view.at,
-        title=chart_title(data, view, view.x), baseline=data.baseline, y_title=data.y_title(),
-    )  # fmt: skip
+def _main_figure(data: RunData, view: RunView, a: Any) -> style.Figure:
+    return frontier.frontier_figure(main_chart(data, view, chart_title(data, view, view.x)))
 
 
-def second_figure(data: RunData, view: RunView) -> figures.Figure:
+def second_figure(data: RunData, view: RunView) -> style.Figure:
     """The throughput-vs-latency chart of a view."""
-    a = data.second
-    return figures.frontier_figure(
-        data.second_plane, a.arm_frontiers, a.group_frontiers, x=view.x2, y=view.y, runs=view.runs,
-        arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
-        logx=view.logx, logy=view.logy, pinned=view.point, legend=False,
-        title=chart_title(data, view, view.x2), y_title=data.y_title(),
-    )  # fmt: skip
+    return frontier.frontier_figure(second_chart(data, view, chart_title(data, view, view.x2)))
 
 
 # Fields whose change leaves the charts alone, and those a patch of the drawn charts can show
-# (from the fields' `affects` markers in dashboard/state.py).
+# (from the fields' `affects` markers in views/query/state.py).
 FIGURE_NEUTRAL = fields_sparing(RunView, Part.CHARTS, Part.CHART_STYLE)
 PATCHABLE = frozenset(fields_affecting(RunView, Part.CHART_STYLE))
 AXES = frozenset({"logx", "logy"})
@@ -88,12 +78,12 @@ def chart_update(changed: set[str] | None) -> Literal["none", "patch", "figure"]
     return "patch" if changed <= FIGURE_NEUTRAL | PATCHABLE else "figure"
 
 
-def second_frame(data: RunData, view: RunView) -> figures.Figure:
+def second_frame(data: RunData, view: RunView) -> style.Figure:
     """The second chart before its figure arrives: `second_figure`'s layout without traces,
     built without the second chart's analysis (the figure follows the first chart's draw)."""
     layout = style.base_layout(
         chart_title(data, view, view.x2), view.x2, view.y, view.logx, view.logy,
-        revision=figures.revision(view.runs, view.x2, view.y, view.logx, view.logy),
+        revision=updates.revision(view.runs, view.x2, view.y, view.logx, view.logy),
         y_title=data.y_title(),
     )  # fmt: skip
     layout["showlegend"] = False
@@ -101,17 +91,17 @@ def second_frame(data: RunData, view: RunView) -> figures.Figure:
     return {"data": [], "layout": layout}
 
 
-def main_tokens(fig: figures.Figure) -> dict[str, list[str]]:
+def main_tokens(fig: style.Figure) -> dict[str, list[str]]:
     """The main chart's legend tokens (per trace, per annotation), for patches and legend clicks."""
-    return {"main": figures.trace_tokens(fig), "main_notes": figures.note_tokens(fig)}
+    return {"main": updates.trace_tokens(fig), "main_notes": updates.note_tokens(fig)}
 
 
-def second_tokens(fig: figures.Figure, view: RunView) -> dict[str, Any]:
+def second_tokens(fig: style.Figure, view: RunView) -> dict[str, Any]:
     """The second chart's tokens, with the view its figure was drawn for."""
     return {
         "query": view.query(),
-        "second": figures.trace_tokens(fig),
-        "second_notes": figures.note_tokens(fig),
+        "second": updates.trace_tokens(fig),
+        "second_notes": updates.note_tokens(fig),
     }
 
 
@@ -120,10 +110,10 @@ def chart_patch(
 ) -> Patch:
     """A display-only update of the drawn main (`which` "main") or second chart."""
     plane, x = (data.main_plane, view.x) if which == "main" else (data.second_plane, view.x2)
-    patch = figures.display_patch(
-        tokens=tokens.get(which, []), hidden=view.hide, pinned=figures.pinned_xy(plane, view.point),
+    patch = updates.display_patch(
+        tokens=tokens.get(which, []), hidden=view.hide, pinned=updates.pinned_xy(plane, view.point),
         logx=view.logx, logy=view.logy, axes_changed=axes_changed,
-        revision=figures.revision(view.runs, x, view.y, view.logx, view.logy),
+        revision=updates.revision(view.runs, x, view.y, view.logx, view.logy),
         notes=tokens.get(f"{which}_notes", []),
     )  # fmt: skip
     if which == "main" and axes_changed and view.at is not None:

@@ -11,12 +11,14 @@ from dash import dcc, html
 
 from analysis.tables import column_description, column_unit, headed
 from dashboard import components as c
-from dashboard import series, style, urls
-from dashboard.data import RunData
-from dashboard.facets import ARM_NAME, Option
+from dashboard.figures import series, style
 from dashboard.ids import CONTROL, Id, control
 from dashboard.pages import overlays
-from dashboard.state import (
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
+from views import urls
+from views.facets import ARM_NAME, Option
+from views.query.choices import (
     ENVELOPE_CHOICES,
     FILTERS,
     LABEL_CHOICES,
@@ -24,9 +26,9 @@ from dashboard.state import (
     X2_CHOICES,
     X_CHOICES,
     Y_CHOICES,
-    RunView,
 )
-from ingest.schema import Col, RunCol
+from views.query.state import RunView
+from views.run_data import RunData
 
 GRAPH_CONFIG: dcc.Graph.Config = {
     "displaylogo": False,

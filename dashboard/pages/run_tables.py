@@ -11,16 +11,18 @@ import polars as pl
 from dash import dcc, html
 
 from dashboard import components as c
-from dashboard import urls
-from dashboard.accuracy import accuracy_notes
-from dashboard.data import RunData
-from dashboard.facets import ARM_NAME
 from dashboard.ids import Id, control
 from dashboard.pages import overlays as o
 from dashboard.pages.run_panels import choices, dropdown
-from dashboard.state import AB_CHOICES, PRUNE_TOGGLES, RunView
-from dashboard.tables import KEY_POINT_COLUMNS, run_table
-from ingest.schema import SPECS, Col
+from ingest.contract.col import Col
+from ingest.contract.schema import SPECS
+from views import urls
+from views.accuracy import accuracy_notes
+from views.facets import ARM_NAME
+from views.query.choices import AB_CHOICES, PRUNE_TOGGLES
+from views.query.state import RunView
+from views.run_data import RunData
+from views.tables import KEY_POINT_COLUMNS, run_table
 
 
 def at_readout(data: RunData, view: RunView) -> Any:
@@ -384,7 +386,7 @@ def pruned_body(data: RunData, view: RunView) -> list[Any]:
         skipped_arms(data.pruned_space),
         c.notes([data.master[1]] if data.master[1] else []),
         html.Div(
-            [html.B(summary), " ", c.export_links("pruned", q, urls.PRUNED_FORMATS)],
+            [html.B(summary), " ", c.export_links("pruned", q)],
             className="small",
         ),
         html.H4(

@@ -14,12 +14,12 @@ from typing import Any
 
 import polars as pl
 
+from ingest.contract.col import Col
 from ingest.errors import SchemaError
 from ingest.normalize.derive import FLAGGED, POLARS, plan
 from ingest.normalize.ids import hw_pair, identify
 from ingest.normalize.row import normalize
 from ingest.normalize.values import KIND, NAMES, clean_column
-from ingest.schema import Col
 
 _ORDER: tuple[str, ...] = tuple(POLARS)
 # Set by the pipeline or derived here last; a reader that sets one takes the one-row path.

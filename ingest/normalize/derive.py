@@ -20,12 +20,13 @@ from typing import Any
 
 import polars as pl
 
+from ingest.contract.col import STATS, Col
+from ingest.contract.schema import polars_schema
 from ingest.normalize.ids import hw_pair
 from ingest.normalize.planner import Planner
 from ingest.normalize.rules import rule_flags
 from ingest.normalize.speculative import spec_batch, spec_rates_batch, spec_rates_row, spec_row
 from ingest.normalize.values import unfinite
-from ingest.schema import STATS, Col, polars_schema
 
 Row = dict[str, Any]
 

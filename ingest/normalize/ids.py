@@ -15,7 +15,8 @@ from typing import Any
 
 import polars as pl
 
-from ingest.schema import ARM_KEY, Col
+from ingest.contract.col import Col
+from ingest.contract.schema import ARM_KEY
 
 _HASH_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
 _REQUEST_RATE = str(Col.REQUEST_RATE)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 
 @dataclass

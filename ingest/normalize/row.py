@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import SchemaError
 from ingest.normalize.derive import derive_row
 from ingest.normalize.ids import arm_id, arm_label, point_id
 from ingest.normalize.rules import check_row
 from ingest.normalize.values import FLOAT64_SET, KIND, NAMES, RECOERCED, coerce_value
-from ingest.schema import Col
 
 Row = dict[str, Any]
 

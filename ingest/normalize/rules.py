@@ -25,10 +25,11 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from ingest.controls import CONTROLS, CONTROLS_PATTERN, first_control
+from ingest.contract.col import STATS, Col
+from ingest.contract.schema import SPECS
 from ingest.errors import SchemaError
 from ingest.normalize.values import FLOAT, KIND, STR, STR_LIST
-from ingest.schema import SPECS, STATS, Col
+from ingest.untrusted.controls import CONTROLS, CONTROLS_PATTERN, first_control
 
 Row = dict[str, Any]
 
@@ -175,7 +176,7 @@ class LongerThan:
 
 @dataclass(frozen=True)
 class HasControl:
-    """Broken by a text holding a control character (`ingest.controls.CONTROLS`)."""
+    """Broken by a text holding a control character (`ingest.untrusted.controls.CONTROLS`)."""
 
     def first_broken(self, fields: Sequence[str], row: Mapping[str, Any]) -> str | None:
         for f in fields:

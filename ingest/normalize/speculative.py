@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ingest.schema import Col
+from ingest.contract.col import Col
 
 if TYPE_CHECKING:
     from ingest.normalize.planner import Planner

@@ -17,8 +17,9 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from ingest.contract.col import LATENCIES, STATS, Col
+from ingest.contract.schema import SPECS
 from ingest.errors import SchemaError
-from ingest.schema import LATENCIES, SPECS, STATS, Col
 
 INT_LIMIT = 2**63
 

@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import number, parse_float
 from ingest.readers.base import Row, SourceFile, starts_after_bom
-from ingest.schema import Col
 
 _TO_SECONDS = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "seconds": 1.0, "us": 1e-6, "ns": 1e-9}
 _LATENCIES = (

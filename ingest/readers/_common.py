@@ -12,9 +12,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers.base import Row, SourceFile
-from ingest.schema import Col
 
 _INT_LIMIT = 2**63
 

@@ -16,10 +16,10 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._names import parse_name
 from ingest.readers.base import Row, SourceFile
-from ingest.schema import Col
 
 # Speculative decoding drafts a handful of tokens per step; a larger position label is a broken
 # dump (and would size the per-position list).
@@ -40,7 +40,7 @@ GPU_HIT_RATE_GAUGE = "vllm:gpu_prefix_cache_hit_rate"
 PROMPT_TOKENS = "vllm:prompt_tokens"
 GENERATION_TOKENS = "vllm:generation_tokens"
 
-# Directories that belong to the unit above them (see ingest.artifacts).
+# Directories that belong to the unit above them (see ingest.sources.artifacts).
 NESTED_DIRS = {"aiperf_artifacts", "logs", "results", "trace_replay", "LOGS", "agentic"}
 _LOOPBACK = {"localhost", "127.0.0.1", "0.0.0.0", "::1"}
 # Metric families worth a time series (process_/python_/http_ families are scraper noise).

@@ -11,10 +11,10 @@ import math
 import re
 from typing import Any
 
+from ingest.contract.col import STATS, Col
 from ingest.readers._common import Fields, put, warn
 from ingest.readers._names import NameFacts
 from ingest.readers.base import Row
-from ingest.schema import STATS, Col
 
 _LAT_MS = re.compile(r"^(?P<stat>mean|median|p\d+(?:\.\d+)?)_(?P<lat>ttft|tpot|itl|e2el)_ms$")
 _LAT_S = re.compile(r"^(?P<stat>mean|median|p\d+(?:\.\d+)?)_(?P<lat>ttft|tpot|itl|e2el)$")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.readers._common import (
     Fields,
     put,
@@ -26,7 +27,6 @@ from ingest.readers._common import (
 from ingest.readers._names import parse_name
 from ingest.readers.agentic_flat import AgenticFlatReader
 from ingest.readers.base import ReadResult, Row, SourceFile
-from ingest.schema import Col
 
 AGENTIC = "agentic-coding"
 # aiperf stat-block keys -> canonical stat names (InferenceX-app: p50 -> median).

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ingest.contract.col import STATS, Col
 from ingest.errors import ParseError
 from ingest.readers._common import Fields, put, read_identity, read_topology, warn
 from ingest.readers._names import FIELD_ALIASES, alias_key, missing_key_reason, parse_name
 from ingest.readers.base import ReadResult, Row, SourceFile
-from ingest.schema import STATS, Col
 
 AGENTIC = "agentic-coding"
 READER = "agentic_flat"

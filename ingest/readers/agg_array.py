@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError, SchemaError
-from ingest.normalize import normalize
+from ingest.normalize.row import normalize
 from ingest.readers.agentic import is_agentic_v3, read_agentic_v3
 from ingest.readers.agentic_flat import is_agentic_flat, read_agentic_flat
 from ingest.readers.agg_fixed import is_fixed_aggregate, read_fixed_row
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
-from ingest.schema import Col
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ingest.contract.col import STATS, Col
 from ingest.readers._common import (
     Fields,
     put,
@@ -21,7 +22,6 @@ from ingest.readers._common import (
 )
 from ingest.readers._names import parse_runner
 from ingest.readers.base import ReadResult, Row, SourceFile
-from ingest.schema import STATS, Col
 
 AGENTIC = "agentic-coding"
 _LATENCY = re.compile(r"^(?P<stat>mean|median|p\d+(?:\.\d+)?)_(?P<lat>ttft|tpot|itl|e2el|intvty)$")

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers import server_metrics
 from ingest.readers._aiperf_export import (
@@ -40,7 +41,6 @@ from ingest.readers.vllm_command import (
     split_command,
     topology_columns,
 )
-from ingest.schema import Col
 
 _SPEC_COLUMNS = {
     Col.SPEC_DRAFTS,
@@ -176,6 +176,8 @@ def _classify(files: list[SourceFile]) -> tuple[dict[str, SourceFile], dict[str,
         kind = (
             "profile_json"
             if is_profile_json(doc)
+            else "failed_json"
+            if is_failed_export(doc)
             else "server_json"
             if server_metrics.is_json_dump(doc)
             else "profile_csv"
@@ -233,6 +235,39 @@ def _inside_raw_artifact(files: list[SourceFile]) -> bool:
     return any(p.startswith("agentic_") and identity_from_name(p) for p in parts)
 
 
+def is_failed_export(doc: Any) -> bool:
+    """An aiperf export of a run none of whose requests succeeded: the version, the error
+    summary and `error_request_count`, but no `request_count` or latency statistics."""
+    return (
+        isinstance(doc, Mapping)
+        and isinstance(doc.get("aiperf_version"), str)
+        and isinstance(doc.get("error_summary"), list)
+        and not is_profile_json(doc)
+    )
+
+
+def failed_export_error(doc: Mapping[str, Any], rel: str) -> ParseError:
+    """Why an export of a run without a successful request gives no point, naming the tool,
+    its version, how many requests failed and the error types."""
+    counts: dict[str, int] = {}
+    for entry in doc.get("error_summary") or ():
+        details = entry.get("error_details") if isinstance(entry, Mapping) else None
+        kind = details.get("type") if isinstance(details, Mapping) else None
+        count = entry.get("count") if isinstance(entry, Mapping) else None
+        name = str(kind or (details or {}).get("code") or "unknown error")
+        counts[name] = counts.get(name, 0) + (count if isinstance(count, int) else 0)
+    errors = doc.get("error_request_count")
+    total = errors.get("avg") if isinstance(errors, Mapping) else None
+    n = int(total) if isinstance(total, int | float) else sum(counts.values())
+    kinds = ", ".join(counts) or "no error recorded"
+    return ParseError(
+        rel,
+        "error_request_count",
+        f"aiperf {doc['aiperf_version']} export: all {n} requests failed ({kinds}); "
+        "no successful request, so no point",
+    )
+
+
 class AiperfTreeReader:
     """A directory holding an aiperf run aggregate, read with its server dumps and commands."""
 
@@ -244,16 +279,21 @@ class AiperfTreeReader:
                 return True
             data = src.data  # `in data[:4096]` without the copy: find within the first 4096
             if data.find(b'"unit"', 0, 4096) >= 0 and (
-                data.find(b'"records"', 0, 4096) >= 0 or b'"request_count"' in data
+                data.find(b'"records"', 0, 4096) >= 0
+                or b'"request_count"' in data
+                or b'"error_summary"' in data
             ):
                 try:
-                    return is_profile_json(_load_json(src))
+                    doc = _load_json(src)
                 except ParseError:
                     return True  # ours, and broken: read_unit reports why
+                return is_profile_json(doc) or is_failed_export(doc)
         return False
 
     def read_unit(self, files: list[SourceFile]) -> ReadResult:
         kinds, docs = _classify(files)
+        if "failed_json" in kinds and "profile_json" not in kinds:
+            raise failed_export_error(docs["failed_json"], kinds["failed_json"].rel)
         if "profile_json" in kinds:
             source = kinds["profile_json"]
             profile: Mapping[str, Any] = docs["profile_json"]

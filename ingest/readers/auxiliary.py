@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from ingest.readers.base import ReadResult, SourceFile
-from ingest.yaml_safe import load_yaml
+from ingest.untrusted.yaml_load import load_yaml
 
 _STATUS = {"SUCCESS", "SUCCEEDED", "FAILED", "FAILURE", "ERROR", "TIMEOUT", "CANCELLED", "RUNNING"}
 _VLLM_CONFIG_KEYS = {
@@ -73,7 +73,7 @@ class Kind:
     note: str
 
 
-# The first row's keys of each InferenceX app dump table (ingest/dump.py reads the directory).
+# The first row's keys of each InferenceX app dump table (ingest/sources/dump.py reads the directory).
 _DUMP_TABLES = (
     {"workflow_run_id", "config_id", "benchmark_type", "metrics"},
     {"github_run_id", "run_attempt", "head_branch"},

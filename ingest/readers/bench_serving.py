@@ -19,6 +19,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError, SchemaError
 from ingest.readers._common import Fields, put, warn
 from ingest.readers._names import NameFacts, parse_name
@@ -34,7 +35,6 @@ from ingest.readers._serving_metrics import (
     _throughput_ms,
 )
 from ingest.readers.base import JsonDocs, ReadResult, Row, RowReject, SourceFile
-from ingest.schema import Col
 
 _NO_GPUS = (
     "GPU count unknown: the JSON carries no topology and the file name has neither an InferenceX "
@@ -307,6 +307,17 @@ def _is_result(doc: Any) -> bool:
         and "completed" in doc
         and ("max_concurrency" in doc or "request_rate" in doc)
         and _has_latency(doc, _LAT_MS)
+        and not _is_sglang_line(doc)
+    )
+
+
+def _is_sglang_line(doc: dict[str, Any]) -> bool:
+    """SGLang's bench_serving line (`*_e2e_latency_ms`, `total_output_tokens_retokenized`, no
+    vLLM `*_e2el_ms`): `ingest.readers.sglang_bench` reads it, so this reader must not claim it."""
+    if any(key.endswith("_e2el_ms") for key in doc):
+        return False
+    return "total_output_tokens_retokenized" in doc or any(
+        key.endswith("_e2e_latency_ms") for key in doc
     )
 
 

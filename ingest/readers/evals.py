@@ -8,7 +8,7 @@ Three shapes, each recognised by its keys:
   `framework`, `precision`, `spec_decoding`, `tp`, `ep`, `dp_attention` as a string,
   `prefill_*`/`decode_*`, `is_multinode`, `isl`, `osl`, `conc`), `task`, `em_strict(_se)`,
   `em_flexible(_se)`, `n_eff`, `score`, `score_name`, `score_se`, `source`. The InferenceX app
-  dump's `eval_results` rows reach this reader in the same shape (`ingest.dump`).
+  dump's `eval_results` rows reach this reader in the same shape (`ingest.sources.dump`).
 - **lm-eval results with `meta_env.json`** (an `eval_<...>` artifact: `meta_env.json` written by
   InferenceX's `benchmark_lib.sh` and `results_<date>.json` by lm-evaluation-harness): the
   configuration from `meta_env.json`, the metrics from `results[task]["<metric>,<filter>"]`,
@@ -30,9 +30,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from ingest.contract.evals_schema import EvalCol
 from ingest.errors import ParseError
-from ingest.evals_schema import EvalCol
-from ingest.normalize import canonical_hw
+from ingest.normalize.ids import canonical_hw
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
 
 _CONC_SUFFIX = re.compile(r"_conc(\d+)(?:_\d+)?\.json$")

@@ -17,11 +17,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._aiperf_export import Stat, is_genai_perf_export, metrics_row
 from ingest.readers._metrics_common import number
 from ingest.readers.base import ReadResult, Row, SourceFile
-from ingest.schema import Col
 
 _RENAMED = {
     "num_input_token": "input_sequence_length",

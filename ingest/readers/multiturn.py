@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import parse_float
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile, starts_after_bom
@@ -29,8 +30,7 @@ from ingest.readers.vllm_command import (
     serve_flags,
     split_command,
 )
-from ingest.schema import Col
-from ingest.yaml_safe import load_yaml
+from ingest.untrusted.yaml_load import load_yaml
 
 _POLLED_HEADER = "timestamp_sec,relative_time_sec,kv_cache_usage_pct"
 _POLLED_HEADER_BYTES = _POLLED_HEADER.encode()

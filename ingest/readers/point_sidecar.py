@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers.base import ReadResult, SourceFile
-from ingest.schema import Col
 
 _KEY = "paretolens_point"
 # Provenance is the pipeline's to set; the runner's run id is the job's, given at ingest.

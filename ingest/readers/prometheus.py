@@ -17,6 +17,7 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import (
     GPU_HIT_RATE_GAUGE,
@@ -27,7 +28,6 @@ from ingest.readers._metrics_common import (
     store_spec_row,
 )
 from ingest.readers.base import ReadResult, Row, SourceFile
-from ingest.schema import Col
 
 Counters = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

@@ -20,11 +20,22 @@ UNIT_MODULES: tuple[str, ...] = (
     "ingest.readers.aiperf",
     "ingest.readers.multiturn",
     "ingest.readers.prometheus",
+    # -- serving-benchmark harnesses (issue 24, part A) --
+    "ingest.readers.inference_perf",
+    "ingest.readers.llmperf",
+    # -- end harnesses part A --
+    # ---- issue 24, part B: genai-bench ----
+    "ingest.readers.genai_bench",
+    # ---- end issue 24, part B ----
 )
 
 # File readers, most specific first.
 FILE_MODULES: tuple[str, ...] = (
     "ingest.readers.evals",
+    # -- serving-benchmark harnesses (issue 24, part A) --
+    "ingest.readers.guidellm",
+    "ingest.readers.llmperf",
+    # -- end harnesses part A --
     "ingest.readers.together",
     "ingest.readers.agentic",
     "ingest.readers.agg_fixed",
@@ -37,6 +48,10 @@ FILE_MODULES: tuple[str, ...] = (
     "ingest.readers.vllm_command",
     "ingest.readers.server_log",
     "ingest.readers.multiturn",
+    # ---- issue 24, part B: trtllm-bench, genai-bench ----
+    "ingest.readers.trtllm_bench",
+    "ingest.readers.mlperf",
+    # ---- end issue 24, part B ----
     "ingest.readers.auxiliary",
 )
 

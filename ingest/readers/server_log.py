@@ -15,11 +15,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import parse_float, spec_row
 from ingest.readers.base import ReadResult, Row, SourceFile
 from ingest.readers.vllm_command import config_columns
-from ingest.schema import Col
 
 AL_SOURCE = "server_log"
 _SPEC = re.compile(r"SpecDecoding metrics: (?P<body>.*)$")

@@ -15,11 +15,11 @@ import math
 import re
 from typing import Any
 
+from ingest.contract.col import STATS, Col
 from ingest.errors import ParseError, SchemaError
-from ingest.normalize import normalize
+from ingest.normalize.row import normalize
 from ingest.readers._common import Fields, put, warn
 from ingest.readers.base import JsonDocs, ReadResult, Row, RowReject, SourceFile
-from ingest.schema import STATS, Col
 
 _LAT = re.compile(
     r"^(?P<stat>mean|median|std|p\d+(?:\.\d+)?)_(?P<lat>ttft|tpot|itl|e2e_latency)_ms$"

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ingest.contract.col import STATS, Col
 from ingest.readers._common import Fields, put, warn
 from ingest.readers.base import ReadResult, Row, SourceFile
-from ingest.schema import STATS, Col
 
 _LAT_MS = re.compile(r"^(?P<stat>mean|median|p\d+(?:\.\d+)?)_(?P<lat>ttft|tpot|itl|e2el)_ms$")
 # Both together_runner clients run `--num-prompts $(( CONC * 10 ))`.

@@ -6,18 +6,35 @@ per-concurrency log is read once. The server config comes from the server log's 
 args` (or a `vllm_command.txt`). The `/metrics` scrape, the server log's `SpecDecoding` lines and
 `synthetic_acceptance_rates.json` (derived from the scrape for a later synthetic run, so not this
 run's config) are cross-checked against the console counters and reported as notes.
+
+The same banner opens SGLang's `python -m sglang.bench_serving` console block, which is read here
+too (a log is often all a run leaves): it adds `Backend:` (the server kind: sglang, vllm, trt,
+...), `Traffic request rate:` (a number or inf), `Max request concurrency:` (a number or `not
+set`), `Input token throughput`, `Total generated tokens (retokenized)`, `Concurrency:` (the
+measured mean in flight) and `Mean/Median/P90/P99 E2E Latency (ms)`; 2024 releases print `Total
+throughput (tok/s)` and no concurrency line. vLLM's `benchmark_serving.py` to mid 2025 prints `Total Token throughput` and the load
+(`Traffic request rate:`, `Maximum request concurrency:`) above the block, not in it. A
+block without a concurrency limit is a request-rate point (`request_rate`, inf when every request
+was sent at once). Points name their harness in `metadata` (`harness`: `vllm bench serve` or
+`sglang.bench_serving`, `harness_version` when the log prints it) and SGLang blocks carry
+`schema_variant` `sglang_bench_console`. The block parsing lives in `ingest.readers._bench_console`.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers import prometheus
-from ingest.readers._metrics_common import parse_float, spec_row
+from ingest.readers._bench_console import (
+    BANNER_BYTES,
+    VLLM_VERSION,
+    Block,
+    block_row,
+    parse_console,
+)
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
 from ingest.readers.server_log import nondefault_args, spec_from_log
 from ingest.readers.vllm_command import (
@@ -26,142 +43,6 @@ from ingest.readers.vllm_command import (
     serve_flags,
     topology_columns,
 )
-from ingest.schema import Col
-
-_BANNER = "============ Serving Benchmark Result ============"
-_BANNER_BYTES = _BANNER.encode()
-_LINE = re.compile(r"^\s*(?P<label>[^:]+?):\s+(?P<value>\S+)\s*$")
-_LATENCY = re.compile(
-    r"^(?P<stat>Mean|Median|P(?P<pct>\d+(?:\.\d+)?)) (?P<lat>TTFT|TPOT|ITL|E2EL) \(ms\)$"
-)
-_POSITION = re.compile(r"^Position (?P<i>\d+)$")
-_COLUMNS = {c.value for c in Col}
-_NS_KEYS = (
-    "max_concurrency",
-    "model",
-    "num_prompts",
-    "dataset_name",
-    "random_input_len",
-    "random_output_len",
-)
-_PLAIN = {
-    "Benchmark duration (s)": Col.DURATION,
-    "Request throughput (req/s)": Col.REQUEST_THROUGHPUT,
-    "Output token throughput (tok/s)": Col.OUTPUT_TPUT,
-    "Total token throughput (tok/s)": Col.TOTAL_TPUT,
-    "Total input tokens": Col.TOTAL_INPUT_TOKENS,
-    "Total generated tokens": Col.TOTAL_OUTPUT_TOKENS,
-}
-
-
-@dataclass
-class Block:
-    """One `Serving Benchmark Result` block and the bench arguments printed before it."""
-
-    rel: str
-    lineno: int
-    args: dict[str, str] = field(default_factory=dict)
-    values: dict[str, float] = field(default_factory=dict)
-
-
-def _namespace(line: str) -> dict[str, str]:
-    out = {}
-    for key in _NS_KEYS:
-        m = re.search(rf"[(\s,]{key}=(?:'(?P<q>[^']*)'|(?P<v>[^,)]*))", line)
-        if m:
-            out[key] = m["q"] if m["q"] is not None else m["v"]
-    return out
-
-
-def parse_console(text: str, rel: str) -> list[Block]:
-    """Result blocks of a `vllm bench serve` console log.
-
-    Raises:
-        ParseError: naming the line whose value is not a number.
-    """
-    blocks: list[Block] = []
-    args: dict[str, str] = {}
-    current: Block | None = None
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if line.startswith("Namespace("):
-            args = _namespace(line)
-        elif line.strip() == _BANNER:
-            current = Block(rel, lineno, dict(args))
-            blocks.append(current)
-        elif current is not None and line.startswith("=" * 20):
-            current = None
-        elif current is not None and (m := _LINE.match(line)):
-            current.values[m["label"].strip()] = parse_float(m["value"], rel, f"line {lineno}")
-    return blocks
-
-
-def block_row(block: Block) -> Row:
-    """Canonical columns of one result block (ms become s, percentages fractions).
-
-    Raises:
-        ParseError: when the block has no concurrency or no request counts.
-    """
-    v, where = block.values, f"line {block.lineno}"
-    conc = v.get("Maximum request concurrency")
-    if conc is None and block.args.get("max_concurrency", "None") not in ("None", ""):
-        conc = parse_float(block.args["max_concurrency"], block.rel, "max_concurrency")
-    if conc is None or "Successful requests" not in v:
-        raise ParseError(
-            block.rel,
-            where,
-            "result block without `Maximum request concurrency` or `Successful requests`",
-        )
-    row: Row = {Col.CONC: int(conc), Col.NUM_REQUESTS_SUCCESSFUL: int(v["Successful requests"])}
-    row[Col.NUM_REQUESTS_TOTAL] = int(v["Successful requests"] + v.get("Failed requests", 0.0))
-    for label, col in _PLAIN.items():
-        if label in v:
-            row[col] = (
-                int(v[label])
-                if col in (Col.TOTAL_INPUT_TOKENS, Col.TOTAL_OUTPUT_TOKENS)
-                else v[label]
-            )
-    if row.get(Col.TOTAL_TPUT) is not None and row.get(Col.OUTPUT_TPUT) is not None:
-        row[Col.INPUT_TPUT] = row[Col.TOTAL_TPUT] - row[Col.OUTPUT_TPUT]
-    ok = row[Col.NUM_REQUESTS_SUCCESSFUL]
-    for col, total in (
-        (Col.MEAN_INPUT_LEN, Col.TOTAL_INPUT_TOKENS),
-        (Col.MEAN_OUTPUT_LEN, Col.TOTAL_OUTPUT_TOKENS),
-    ):
-        if ok and row.get(total) is not None:
-            row[col] = row[total] / ok
-    per_pos: dict[int, float] = {}
-    for label, value in v.items():
-        if m := _LATENCY.match(label):
-            pct = m["pct"]
-            stat = (
-                "mean"
-                if m["stat"] == "Mean"
-                else "median"
-                if m["stat"] == "Median" or pct == "50"
-                else f"p{pct}"
-            )
-            if (name := f"{stat}_{m['lat'].lower()}") in _COLUMNS:
-                row[name] = value / 1000.0
-        elif p := _POSITION.match(label):
-            per_pos[int(p["i"])] = value / 100.0
-    drafts = v.get("Drafts")
-    if drafts is not None:
-        spec = spec_row(
-            drafts, v.get("Draft tokens"), v.get("Accepted tokens"), {}, "bench_console"
-        )
-        if per_pos:
-            spec[Col.ACCEPT_RATE_PER_POS] = [per_pos.get(i, 0.0) for i in range(max(per_pos) + 1)]
-        row.update(spec)
-        printed, measured = v.get("Acceptance length"), spec.get(Col.AL_MEASURED)
-        if printed is not None and measured is not None and abs(printed - measured) > 0.006:
-            row[Col.WARNINGS] = [
-                f"printed acceptance length {printed} != 1 + accepted/drafts = {measured:.4f}"
-            ]
-    if block.args.get("dataset_name") == "random":
-        for col, key in ((Col.ISL, "random_input_len"), (Col.OSL, "random_output_len")):
-            if block.args.get(key, "").isdigit():
-                row[col] = int(block.args[key])
-    return row
 
 
 def _server_config(files: list[SourceFile]) -> tuple[Row, list[str], set[str]]:
@@ -251,41 +132,49 @@ class VllmCaptureReader:
     name = "vllm_capture"
 
     def sniff_unit(self, files: list[SourceFile]) -> bool:
-        return any(_BANNER_BYTES in src.data for src in files)
+        return any(BANNER_BYTES in src.data for src in files)
 
     def read_unit(self, files: list[SourceFile]) -> ReadResult:
         config, notes, used = _server_config(files)
+        version = next(
+            (
+                m["v"]
+                for src in files
+                if (m := VLLM_VERSION.search(src.data.decode("utf-8", "replace")))
+            ),
+            None,
+        )
         points: list[Row] = []
         rejects: list[RowReject] = []
-        seen: dict[int, tuple[dict[str, float], str]] = {}
+        seen: dict[tuple[Any, ...], tuple[dict[str, float], str]] = {}
         consoles: list[str] = []  # first: the pipeline names the points' source after it
         for src in files:
-            if _BANNER_BYTES not in src.data:
+            if BANNER_BYTES not in src.data:
                 continue
             consoles.append(src.rel)
             for block in parse_console(src.text(), src.rel):
                 row = block_row(block)
-                conc = row[Col.CONC]
-                if conc in seen:
-                    if seen[conc][0] != block.values:
+                key = (
+                    row.get(Col.CONC),
+                    row.get(Col.REQUEST_RATE),
+                    row.get(Col.ISL),
+                    row.get(Col.OSL),
+                    block.args.get("model"),
+                )
+                load = f"concurrency {key[0]}" if key[0] is not None else f"request rate {key[1]}"
+                if key in seen:
+                    if seen[key][0] != block.values:
                         rejects.append(
                             RowReject(
-                                Col.CONC,
-                                f"a second, different result for concurrency {conc}; "
-                                f"kept the one in {seen[conc][1]}",
+                                Col.CONC if key[0] is not None else Col.REQUEST_RATE,
+                                f"a second, different result for {load}; "
+                                f"kept the one in {seen[key][1]}",
                                 f"{block.rel} line {block.lineno}",
                             )
                         )
                     continue
-                seen[conc] = (block.values, f"{block.rel} line {block.lineno}")
-                point = {**config, **row, Col.SCHEMA_VARIANT: "vllm_capture"}
-                if block.args.get("model") and not point.get(Col.MODEL):
-                    point[Col.MODEL] = block.args["model"]
-                point[Col.WARNINGS] = [
-                    *row.get(Col.WARNINGS, []),
-                    "hardware is not recorded in the capture",
-                ]
-                points.append(point)
+                seen[key] = (block.values, f"{block.rel} line {block.lineno}")
+                points.append(_point(block, row, config, version))
         checks, checked = _cross_checks(files, points)
         return ReadResult(
             points=points,
@@ -293,6 +182,31 @@ class VllmCaptureReader:
             notes=notes + checks,
             consumed=[*consoles, *sorted((used | checked) - set(consoles))],
         )
+
+
+def _point(block: Block, row: Row, config: Row, version: str | None) -> Row:
+    """One block's point: the server config, the block's columns and the harness that wrote it."""
+    point = {**config, **row, Col.SCHEMA_VARIANT: "vllm_capture"}
+    meta: dict[str, Any] = {"harness": "vllm bench serve"}
+    if version:
+        meta["harness_version"] = version
+    if block.sglang:
+        backend = block.texts.get("Backend", "sglang")
+        # The harness also drives vLLM, TensorRT-LLM and LMDeploy servers (--backend vllm, trt).
+        framework = next(
+            (n for n in ("vllm", "trt", "lmdeploy") if backend.startswith(n)), "sglang"
+        )
+        if not config.get(Col.TP):  # no server command line: the block's backend names the server
+            point[Col.FRAMEWORK] = framework
+        point[Col.SCHEMA_VARIANT] = "sglang_bench_console"
+        meta = {"harness": "sglang.bench_serving", "backend": backend}
+        if "Concurrency" in block.values:
+            meta["measured_concurrency"] = block.values["Concurrency"]
+    if block.args.get("model") and not point.get(Col.MODEL):
+        point[Col.MODEL] = block.args["model"]
+    point[Col.METADATA] = meta
+    point[Col.WARNINGS] = [*row.get(Col.WARNINGS, []), "hardware is not recorded in the capture"]
+    return point
 
 
 UNIT_READERS = (VllmCaptureReader(),)

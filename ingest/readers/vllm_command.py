@@ -17,9 +17,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers.base import ReadResult, Row, SourceFile
-from ingest.schema import Col
 
 _ON = {"enabled", "enable", "on", "true", "1", "yes"}
 _OFF = {"disabled", "disable", "off", "false", "0", "no"}

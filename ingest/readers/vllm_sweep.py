@@ -24,6 +24,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from ingest.contract.col import Col
+from ingest.contract.schema import SPECS
 from ingest.errors import ParseError
 from ingest.readers._common import Fields, put, warn
 from ingest.readers._names import NameFacts
@@ -37,7 +39,6 @@ from ingest.readers._serving_metrics import (
 )
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
 from ingest.readers.vllm_command import config_columns
-from ingest.schema import SPECS, Col
 
 _RUN = re.compile(r"^run=(?P<n>\d+)\.json$")
 _FAILURE = re.compile(r"^run=(?P<n>\d+)\.failure\.json$")

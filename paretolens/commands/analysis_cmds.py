@@ -19,33 +19,26 @@ import polars as pl
 import typer
 from rich.text import Text
 
-from analysis import (
-    AcceptanceParams,
-    CliffParams,
-    analyze_points,
-    check_acceptance,
-    comparison_json,
-    compute_deltas,
-    dispatch_command,
-    dispatch_problem,
-    load_golden_tables,
-    prune_list,
-    pruned_json,
-    pruned_table,
-    search_space,
-    validate_sweep_config,
-)
-from analysis.baseline import MAIN
-from analysis.ranking import rank_at
+from analysis.acceptance import AcceptanceParams, check_acceptance, load_golden_tables
+from analysis.comparison.baseline import MAIN
+from analysis.comparison.compare import comparison_json
+from analysis.comparison.deltas import compute_deltas
+from analysis.comparison.ranking import rank_at
+from analysis.frontier.cliff import CliffParams
+from analysis.frontier.prune import analyze_points
+from analysis.frontier.slo import parse_slo
 from analysis.render import Rendering
-from analysis.slo import parse_slo
+from analysis.sweep.export import dispatch_command, dispatch_problem, search_space
+from analysis.sweep.pruned import prune_list, pruned_json, pruned_table
+from analysis.sweep.sweep_config import validate_sweep_config
 from analysis.tables import Table, json_text
+from ingest.contract.col import Col
+from ingest.contract.schema import DEFAULT_GROUP
 from ingest.eval_store import read_evals
-from ingest.schema import DEFAULT_GROUP, Col
 from ingest.store import Store
-from ingest.yaml_safe import load_yaml
+from ingest.untrusted.yaml_load import load_yaml
 from paretolens.commands.common import (
-    Fmt,
+    FmtOpt,
     RunOpt,
     RunsArg,
     StoreOpt,
@@ -139,7 +132,7 @@ def analyze(
             "at 40 tok/s/user, best first; empty where the arm does not reach it)",
         ),
     ] = None,
-    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    fmt: FmtOpt = "table",
     store: StoreOpt = None,
 ) -> None:
     """One verdict per point: frontier | dominated | post_cliff | invalid | out_of_slo, with
@@ -160,7 +153,7 @@ def analyze(
             _emit_ranking(rank_at(a.arm_frontiers, at), fmt, x, y, at)
             return
         table = a.table
-        if fmt in (Fmt.table, Fmt.markdown):  # the axes by name, and isl/osl beside the arm
+        if fmt in ("table", "markdown"):  # the axes by name, and isl/osl beside the arm
             table = table.rename({k: v for k, v in (("x", x), ("y", y)) if v not in table.columns})
         ident = ["run_id", "arm_label", Col.ISL, Col.OSL, "conc"]
         cols = [*ident, *(c if c in table.columns else k for k, c in (("x", x), ("y", y)))]
@@ -173,8 +166,8 @@ def analyze(
         )
 
 
-def _emit_ranking(ranking: pl.DataFrame, fmt: Fmt, x: str, y: str, at: float) -> None:
-    if fmt in (Fmt.table, Fmt.markdown):  # the axes by name
+def _emit_ranking(ranking: pl.DataFrame, fmt: str, x: str, y: str, at: float) -> None:
+    if fmt in ("table", "markdown"):  # the axes by name
         ranking = ranking.rename({"x": x, "y": y} if x != y else {})
     cols = ["run_id", "arm_label", *ranking.columns[3:]]
     emit_frame(ranking, fmt, cols, f"arms ranked by {y} at {x} = {at:g}")
@@ -241,7 +234,7 @@ def al_check(
     golden: Annotated[
         Path, typer.Option("--golden", help="directory of golden AL YAML tables")
     ] = GOLDEN_AL_DIR,
-    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    fmt: FmtOpt = "table",
     store: StoreOpt = None,
 ) -> None:
     """Measured acceptance length of every spec-decoding point vs pinned or golden AL.
@@ -281,7 +274,7 @@ def deltas(
     ] = Col.SPEC_DECODING,
     x: XOpt = Col.MEDIAN_INTVTY,
     y: YOpt = Col.TPUT_PER_GPU,
-    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    fmt: FmtOpt = "table",
     frontier: Annotated[
         bool, typer.Option("--frontier", help="print the frontier-level deltas instead")
     ] = False,
@@ -345,7 +338,7 @@ def compare(
     x: XOpt = Col.MEDIAN_INTVTY,
     y: YOpt = Col.TPUT_PER_GPU,
     slo: SloOpt = None,
-    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    fmt: FmtOpt = "table",
     store: StoreOpt = None,
 ) -> None:
     """Candidate run vs base run: per-arm frontier uplift and per-conc deltas.
@@ -354,8 +347,8 @@ def compare(
     page's `base=main` does (the runs used are named on stderr)."""
     with guard():
         # The compare page's own data (same points, evals, SLO and markdown as /compare).
-        from dashboard.comparing import CompareData
-        from dashboard.state import CompareView
+        from views.compare_data import CompareData
+        from views.query.state import CompareView
 
         view = CompareView.model_validate(
             {"base": base, "candidate": candidate, "x": x, "y": y, "slo": slo or ""}
@@ -371,11 +364,11 @@ def compare(
             )
         for note in data.notes:
             err.print(note, markup=False, soft_wrap=True)
-        if fmt is Fmt.markdown:
+        if fmt == "markdown":
             sys.stdout.write(data.markdown)
-        elif fmt is Fmt.json:
+        elif fmt == "json":
             sys.stdout.write(json_text(comparison_json(c)))
-        elif fmt is Fmt.csv:
+        elif fmt == "csv":
             emit(Table("compare_points", "", c.points), "csv", Rendering(units=False))
         else:
             emit_frame(

@@ -9,7 +9,6 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,10 +20,11 @@ from rich.text import Text
 
 from analysis.render import Rendering, render
 from analysis.tables import Table
-from ingest.controls import escape_controls
-from ingest.pipeline import IngestReport, ingest_paths
-from ingest.schema import RunCol
+from ingest.contract.schema import RunCol
+from ingest.pipeline import ingest_paths
+from ingest.report import IngestReport
 from ingest.store import Store
+from ingest.untrusted.controls import escape_controls
 from paretolens.settings import SAMPLES_DIR, load_settings
 
 StoreOpt = Annotated[
@@ -74,16 +74,41 @@ console = InertConsole()
 err = InertConsole(stderr=True)
 
 
-class Fmt(StrEnum):
-    """The formats of the analysis commands."""
+def format_names(text_only: bool) -> tuple[str, ...]:
+    """The `--format` values: the formats of `analysis.render.FORMATS` that write any table (text
+    ones only where a command prints several tables one after another)."""
+    from analysis.render import FORMATS
 
-    table = "table"
-    json = "json"
-    csv = "csv"
-    markdown = "markdown"
+    return tuple(
+        f.name for f in FORMATS.values() if f.render is not None and not (text_only and f.binary)
+    )
 
 
-FmtOpt = Annotated[Fmt, typer.Option("--format", help="table, json, csv or markdown")]
+def _format_check(text_only: bool) -> Any:
+    # Checked against the registry when the command line is parsed, so a format declared there
+    # is a choice here too.
+    def check(value: str) -> str:
+        names = format_names(text_only)
+        if value not in names:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(names)}")
+        return value
+
+    return check
+
+
+# The analysis commands' formats (text: some print two tables), and the store tables' (any).
+FmtOpt = Annotated[
+    str,
+    typer.Option(
+        "--format", callback=_format_check(True), help=", ".join(format_names(text_only=True))
+    ),
+]
+FileFmtOpt = Annotated[
+    str,
+    typer.Option(
+        "--format", callback=_format_check(False), help=", ".join(format_names(text_only=False))
+    ),
+]
 
 
 class UsageError(Exception):
@@ -170,10 +195,10 @@ def emit(table: Table, fmt: str, how: Rendering, output: Path | None = None) -> 
     write(render(table, fmt, how), output)
 
 
-def emit_frame(frame: pl.DataFrame, fmt: Fmt, columns: Sequence[str], title: str) -> None:
+def emit_frame(frame: pl.DataFrame, fmt: str, columns: Sequence[str], title: str) -> None:
     """An analysis command's result: the chosen `columns` in the terminal table and markdown
     (200 characters wide, floats to 2 decimals), every column in CSV and JSON (an array of rows);
     headers without units, as scripts read them."""
-    shown = columns if fmt in (Fmt.table, Fmt.markdown) else None
+    shown = columns if fmt in ("table", "markdown") else None
     how = Rendering(units=False, shape="rows", columns=shown, width=200)
-    emit(Table("result", title, frame), fmt.value, how)
+    emit(Table("result", title, frame), fmt, how)

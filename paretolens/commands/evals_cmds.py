@@ -8,12 +8,12 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from analysis.deltas import compute_deltas
+from analysis.comparison.deltas import compute_deltas
 from analysis.evals import arm_accuracy, evals_for
+from ingest.contract.col import Col
 from ingest.eval_store import read_evals
-from ingest.schema import Col
 from paretolens.commands.common import (
-    Fmt,
+    FmtOpt,
     RunOpt,
     StoreOpt,
     UsageError,
@@ -44,9 +44,9 @@ _PAIR_COLUMNS = [
 ]
 
 
-def _four(frame: pl.DataFrame, fmt: Fmt) -> pl.DataFrame:
+def _four(frame: pl.DataFrame, fmt: str) -> pl.DataFrame:
     """Accuracies to 4 decimals in the terminal table (its default is 2)."""
-    if fmt is not Fmt.table:
+    if fmt != "table":
         return frame
     return frame.with_columns(
         pl.col(c).map_elements(lambda v: f"{v:.4f}", return_dtype=pl.String)
@@ -65,7 +65,7 @@ def evals(
         bool,
         typer.Option("--all", help="every joined eval row and metric, not one per arm and task"),
     ] = False,
-    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    fmt: FmtOpt = "table",
     store: StoreOpt = None,
 ) -> None:
     """Accuracy per arm of a run: its evals (agg_eval_all.json, lm-eval results with
@@ -90,7 +90,7 @@ def evals(
         emit_frame(_four(table, fmt), fmt, _ARM_COLUMNS, "accuracy per arm")
         joined = set(table.get_column("source_path").to_list()) if table.height else set()
         lost = ev.filter(~pl.col("source_path").is_in(sorted(joined)))
-        if lost.height and fmt is Fmt.table:
+        if lost.height and fmt == "table":
             typer.echo(
                 f"{lost.select('source_path').unique().height} eval source(s) joined no arm of "
                 "the run (no point with their hardware, precision, model and topology)",

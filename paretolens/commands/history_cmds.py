@@ -7,10 +7,10 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from analysis.history import arm_history
-from ingest.schema import Col
+from analysis.comparison.history import arm_history
+from ingest.contract.col import Col
 from paretolens.commands.common import (
-    Fmt,
+    FmtOpt,
     StoreOpt,
     UsageError,
     XOpt,
@@ -32,7 +32,7 @@ def history(
     ] = None,
     x: XOpt = Col.MEDIAN_INTVTY,
     y: YOpt = Col.TPUT_PER_GPU,
-    fmt: Annotated[Fmt, typer.Option("--format")] = Fmt.table,
+    fmt: FmtOpt = "table",
     store: StoreOpt = None,
 ) -> None:
     """One configuration across runs in time: each run's arm frontier read at x = --at (PCHIP

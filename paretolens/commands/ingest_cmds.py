@@ -12,14 +12,26 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table as RichTable
 
-from analysis.render import Rendering, keep_whole
+from analysis.render import FORMATS, Rendering, keep_whole
 from analysis.tables import Table
-from ingest.dump import DumpError, ingest_dump, is_dump_dir
+from ingest.contract.col import Col
+from ingest.contract.schema import RejectCol, RunCol
+from ingest.defaults import check_defaults
 from ingest.errors import SchemaError
-from ingest.pipeline import IngestReport, check_defaults, ingest_paths
-from ingest.schema import Col, RejectCol, RunCol
-from ingest.store import InvalidRunId, StoreWriteError
-from paretolens.commands.common import StoreOpt, console, emit, err, fail, open_store
+from ingest.journal import StoreWriteError
+from ingest.pipeline import ingest_paths
+from ingest.report import IngestReport
+from ingest.run_ids import InvalidRunId
+from ingest.sources.dump import DumpError, ingest_dump, is_dump_dir
+from paretolens.commands.common import (
+    FileFmtOpt,
+    StoreOpt,
+    console,
+    emit,
+    err,
+    fail,
+    open_store,
+)
 from paretolens.settings import load_settings
 
 
@@ -89,7 +101,7 @@ def ingest(
     if missing:
         raise fail(f"no such file or directory: {', '.join(map(str, missing))}")
     if len(paths) == 1 and is_dump_dir(paths[0]):
-        # An InferenceX app table dump: one run per workflow run (ingest/dump.py).
+        # An InferenceX app table dump: one run per workflow run (ingest/sources/dump.py).
         if run_id or set_:
             raise fail("a dump gives one run per workflow run; no --run-id/--set")
         try:
@@ -141,7 +153,7 @@ def fetch(
     ] = None,
 ) -> None:
     """Fetch a GitHub Actions run's artifacts and ingest them under its run id."""
-    from ingest.github import GitHubClient, GitHubError, fetch_run
+    from ingest.sources.github import GitHubClient, GitHubError, fetch_run
 
     defaults = _settings(set_ or [])
     settings = load_settings()
@@ -164,15 +176,10 @@ def fetch(
 def _emit(df: pl.DataFrame, fmt: str, output: Path | None) -> None:
     """A store table through the renderer registry: headers without units, JSON as an array of
     rows, floats as stored in the terminal table (which takes the terminal's width now)."""
-    if fmt not in ("table", "csv", "json", "parquet"):
-        raise fail(f"unknown format {fmt!r}: expected table, csv, json or parquet")
-    if fmt == "parquet" and output is None:
-        raise fail("--format parquet needs --output FILE")
+    if FORMATS[fmt].binary and output is None and sys.stdout.isatty():
+        raise fail(f"--format {fmt} is binary: give --output FILE or redirect stdout")
     how = Rendering(units=False, shape="rows", digits=None)
     emit(Table("store", "", df), fmt, how, output)
-
-
-FmtOpt = Annotated[str, typer.Option("--format", help="table, csv, json or parquet")]
 
 
 def runs(store: StoreOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
@@ -197,7 +204,7 @@ def runs(store: StoreOpt = None, as_json: Annotated[bool, typer.Option("--json")
 
 def points(
     run: Annotated[list[str] | None, typer.Option("--run", help="run id (repeatable)")] = None,
-    fmt: FmtOpt = "table",
+    fmt: FileFmtOpt = "table",
     output: Annotated[Path | None, typer.Option("--output")] = None,
     costs: Annotated[
         bool,
@@ -222,7 +229,7 @@ def points(
     shown: list[Col] = []
     if costs or hwcost is not None:
         from analysis.cost import load_hardware, parse_hwcost, with_costs
-        from ingest.schema import header
+        from ingest.contract.schema import header
 
         try:
             filled = with_costs(df, load_hardware(), parse_hwcost(hwcost or ""))
@@ -256,7 +263,7 @@ def points(
 
 def rejects(
     run: Annotated[list[str] | None, typer.Option("--run")] = None,
-    fmt: FmtOpt = "table",
+    fmt: FileFmtOpt = "table",
     store: StoreOpt = None,
 ) -> None:
     """Print the rejected files and rows, and the files read with nothing to store, with why."""

@@ -11,11 +11,11 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from dashboard.state import RunView
-from ingest.schema import Col
+from ingest.contract.col import Col
 from ingest.store import Store
 from paretolens.commands.common import open_store
 from paretolens.settings import GOLDEN_AL_DIR, load_settings
+from views.query.state import RunView
 
 
 def sample_view(store: Store) -> RunView | None:
@@ -73,9 +73,9 @@ def serve(
     threads: Annotated[int, typer.Option("--threads", help="waitress worker threads")] = 8,
 ) -> None:
     """Serve the web app and print the URL of a sample run page."""
-    from dashboard import urls
     from dashboard.app import create_app
     from runner.service import is_loopback
+    from views import urls
 
     settings = load_settings(host=host, port=port, store=store)
     problem = listen_problem(settings.host, settings.port)

@@ -1,7 +1,7 @@
 """`paretolens table`: any table of the web app, in a script, as its export button gives it.
 
 The command parses the same view model the export URL parses and renders through the same
-registry (`dashboard.table_exports.export_body`), so
+registry (`views.exports.export_body`), so
 
     paretolens table deltas dsr1 --query 'ab=kv_offloading' --format csv
 
@@ -39,7 +39,7 @@ from paretolens.settings import GOLDEN_AL_DIR
 # The dashboard's modules are imported when the command runs, so the other commands start
 # without them.
 if TYPE_CHECKING:
-    from dashboard.table_exports import Export
+    from views.exports import Export
 
 # The page each table's query comes from (what its view model parses).
 _PAGES = {
@@ -52,11 +52,12 @@ _PAGES = {
 
 
 def _formats(spec: Export) -> list[str]:
-    """The --format values of a table: its export formats (markdown for `.md`) and `table`."""
-    from dashboard.table_exports import SUFFIX_OF
+    """The --format values of a table: its export formats (`analysis.render.FORMATS`: markdown
+    for `.md`) and the formats that write any table but have no suffix (the terminal table)."""
+    from analysis.render import FORMATS, by_suffix
 
-    by_suffix = {s: f for f, s in SUFFIX_OF.items()}
-    return [by_suffix.get(s, s) for s in spec.formats] + ["table"]
+    named = [f.name for f in (by_suffix(s) for s in spec.formats) if f is not None]
+    return named + [f.name for f in FORMATS.values() if f.suffix is None and f.render]
 
 
 def view_query(spec: Export, query: str, runs: list[str]) -> str:
@@ -66,7 +67,7 @@ def view_query(spec: Export, query: str, runs: list[str]) -> str:
     Raises:
         UsageError: runs a table's page does not take, or not two for a comparison.
     """
-    from dashboard.state import CompareView, RunView
+    from views.query.state import CompareView, RunView
 
     q = urlsplit(query).query if "?" in query else query.split("#")[0]
     q = q.lstrip("?")
@@ -85,7 +86,7 @@ def view_query(spec: Export, query: str, runs: list[str]) -> str:
 
 
 def _list() -> None:
-    from dashboard.table_exports import EXPORTS
+    from views.exports import EXPORTS
 
     t = RichTable("table", "query of", "formats", title="Tables (paretolens table NAME ...)")
     for name, spec in EXPORTS.items():
@@ -115,8 +116,8 @@ def table(
         str,
         typer.Option(
             "--format",
-            help="csv, json, parquet, markdown (the web export's bytes), table (the terminal); "
-            "the pruned list also yaml and txt",
+            help="any format of the table's web export (csv, json, parquet, markdown: the same "
+            "bytes; the pruned list also yaml and txt), or table (the terminal)",
         ),
     ] = "table",
     output: OutputOpt = None,
@@ -130,8 +131,9 @@ def table(
     if name is None:
         _list()
         return
-    from dashboard.data import DataSource
-    from dashboard.table_exports import EXPORTS, SUFFIX_OF, ExportError, export_body, export_table
+    from analysis.render import FORMATS, by_suffix
+    from views.exports import EXPORTS, ExportError, export_body, export_table
+    from views.source import DataSource
 
     with guard(UsageError, ExportError):
         name, dot, suffix = name.rpartition(".") if "." in name else (name, "", "")
@@ -139,19 +141,20 @@ def table(
         if spec is None:
             raise UsageError(f"unknown table {name!r}; tables: {', '.join(EXPORTS)}")
         if dot:  # `points.csv`: the export's file name
-            fmt = {s: f for f, s in SUFFIX_OF.items()}.get(suffix, suffix)
+            fmt = f.name if (f := by_suffix(suffix)) else suffix
         if fmt not in _formats(spec):
             raise UsageError(
                 f"unknown format {fmt!r} for {name}; formats: {', '.join(_formats(spec))}"
             )
         q = view_query(spec, query, runs_of(runs, run))
         source = DataSource(open_store(store), GOLDEN_AL_DIR)
-        if fmt == "table":
-            emit(export_table(source, name, q), "table", Rendering(digits=2))
+        chosen = FORMATS[fmt]
+        if chosen.suffix is None:  # the terminal table
+            emit(export_table(source, name, q), fmt, Rendering(digits=2))
             return
-        if fmt == "parquet" and output is None and sys.stdout.isatty():
-            raise UsageError("parquet is binary: give --output FILE or redirect stdout")
-        write(export_body(source, f"{name}.{SUFFIX_OF.get(fmt, fmt)}", q).body, output)
+        if chosen.binary and output is None and sys.stdout.isatty():
+            raise UsageError(f"{fmt} is binary: give --output FILE or redirect stdout")
+        write(export_body(source, f"{name}.{chosen.suffix}", q).body, output)
 
 
 def register(app: typer.Typer) -> None:

@@ -27,7 +27,7 @@ from runner.plan import BackendName, Plan, Point
 from runner.procs import SECRET_ENV, stop_point
 
 if TYPE_CHECKING:
-    from ingest.pipeline import IngestReport
+    from ingest.report import IngestReport
     from ingest.store import Store
 
 

@@ -18,7 +18,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-from ingest.github import GitHubClient, GitHubError, fetch_run
+from ingest.sources.github import GitHubClient, GitHubError, fetch_run
 from runner.backends.base import Backend, Collected, PointUpdate
 from runner.errors import BackendError
 from runner.jobs import JobRecord, PointRecord, PointState, now

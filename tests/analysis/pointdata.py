@@ -14,9 +14,9 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from ingest.normalize import normalize
+from ingest.contract.schema import POINTS_SCHEMA
+from ingest.normalize.row import normalize
 from ingest.pipeline import ingest_paths
-from ingest.schema import POINTS_SCHEMA
 from ingest.store import Store
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -8,8 +8,14 @@ from typing import Any
 import polars as pl
 import pytest
 
-from analysis import AcceptanceParams, check_acceptance, load_golden_tables, parse_golden_table
-from analysis.acceptance import draft_variant, find_golden
+from analysis.acceptance import (
+    AcceptanceParams,
+    check_acceptance,
+    draft_variant,
+    find_golden,
+    load_golden_tables,
+    parse_golden_table,
+)
 from tests.analysis.pointdata import GOLDEN, frame, row
 
 TABLES = load_golden_tables(GOLDEN)

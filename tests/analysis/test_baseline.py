@@ -7,14 +7,15 @@ from typing import Any
 import polars as pl
 import pytest
 
-from analysis.baseline import (
+from analysis.comparison.baseline import (
     BASELINE_MAIN,
     baseline_markdown,
     baseline_sources,
     latest_main_baseline,
 )
-from analysis.compare import compare_runs
-from ingest.schema import Col, RunCol
+from analysis.comparison.compare import compare_runs
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
 from tests.analysis.pointdata import frame, row
 
 # One configuration (DeepSeek-R1 FP8 on H200, vLLM TP8, 1k/1k) measured by four runs.

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import polars as pl
 import pytest
 
-from analysis.cliff import CliffParams, detect_cliffs
-from ingest.schema import Col
+from analysis.frontier.cliff import CliffParams, detect_cliffs
+from ingest.contract.col import Col
 from tests.analysis.pointdata import frame, row
 
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import polars as pl
 import pytest
 
-from analysis import RunComparison, compare_runs, comparison_markdown
-from ingest.schema import Col
+from analysis.comparison.compare import RunComparison, compare_runs, comparison_markdown
+from ingest.contract.col import Col
 
 DRAM4 = "TP4 EP4 | no spec | kv dram"
 

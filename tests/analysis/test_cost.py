@@ -19,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from analysis import analyze_points
 from analysis.cost import (
     COST_COLUMNS,
     HARDWARE_FILE,
@@ -32,8 +31,11 @@ from analysis.cost import (
     parse_hwcost,
     with_costs,
 )
+from analysis.frontier.prune import analyze_points
+from ingest.contract.col import Col
+from ingest.contract.columns import COLUMNS
+from ingest.contract.schema import SPECS, better, metric_columns
 from ingest.pipeline import ingest_paths
-from ingest.schema import COLUMNS, SPECS, Col, better, metric_columns
 from ingest.store import Store
 from paretolens.cli import app
 from tests.analysis.pointdata import FIXTURES

@@ -8,9 +8,10 @@ from collections.abc import Callable
 import polars as pl
 import pytest
 
-from analysis import compute_deltas, frontier_gap, pair_arms
-from analysis.pareto import Frontier
-from ingest.schema import Col
+from analysis.comparison.deltas import compute_deltas, pair_arms
+from analysis.frontier.interpolate import frontier_gap
+from analysis.frontier.polylines import Frontier
+from ingest.contract.col import Col
 from tests.analysis.pointdata import frame, row
 
 

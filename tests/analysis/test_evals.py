@@ -10,11 +10,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analysis import compare_runs, compute_deltas
+from analysis.comparison.compare import compare_runs
+from analysis.comparison.deltas import compute_deltas
 from analysis.evals import accuracy_flag, arm_accuracy, evals_for, joins
+from ingest.contract.col import Col
 from ingest.eval_store import read_evals
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 from tests.analysis.pointdata import frame, row
 

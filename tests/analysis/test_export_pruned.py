@@ -10,18 +10,12 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from analysis import (
-    analyze_points,
-    dispatch_command,
-    dispatch_problem,
-    prune_list,
-    pruned_json,
-    pruned_table,
-    search_space,
-    validate_sweep_config,
-)
-from analysis.recipes import expand, row_identity
-from ingest.schema import Col
+from analysis.frontier.prune import analyze_points
+from analysis.sweep.export import dispatch_command, dispatch_problem, search_space
+from analysis.sweep.pruned import prune_list, pruned_json, pruned_table
+from analysis.sweep.recipes import expand, row_identity
+from analysis.sweep.sweep_config import validate_sweep_config
+from ingest.contract.col import Col
 from tests.analysis.pointdata import MASTER, frame, row
 
 KIMI_YAML = """\

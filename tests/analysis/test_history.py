@@ -1,4 +1,4 @@
-"""History of one configuration across runs (analysis.history)."""
+"""History of one configuration across runs (analysis.comparison.history)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from collections.abc import Callable
 import polars as pl
 import pytest
 
-from analysis.history import arm_history
-from analysis.interpolate import frontier_value
-from analysis.prune import analyze_points
-from ingest.schema import Col, RunCol
+from analysis.comparison.history import arm_history
+from analysis.frontier.interpolate import frontier_value
+from analysis.frontier.prune import analyze_points
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
 
 TP4_DRAM = "TP4 EP4 | no spec | kv dram"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from analysis.labels import parallelism_label, parallelism_labels
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"

@@ -12,8 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.pareto import Frontier, compute_frontiers, frontier_mask
-from ingest.schema import Col, better
+from analysis.frontier.pareto import compute_frontiers, frontier_mask
+from analysis.frontier.polylines import Frontier
+from ingest.contract.col import Col
+from ingest.contract.schema import better
 
 X, Y = Col.MEDIAN_INTVTY, Col.TPUT_PER_GPU
 

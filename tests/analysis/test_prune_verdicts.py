@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analysis import Verdict, analyze_points
-from ingest.schema import Col
+from analysis.frontier.prune import Verdict, analyze_points
+from ingest.contract.col import Col
 from tests.analysis.pointdata import frame, row
 
 DRAM4, NONE4 = "TP4 EP4 | no spec | kv dram", "TP4 EP4 | no spec | kv none"

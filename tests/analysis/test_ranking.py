@@ -1,4 +1,4 @@
-"""Arms ranked at one x (`analysis.ranking.rank_at`, `interpolate.frontier_value`) and the CLI's
+"""Arms ranked at one x (`analysis.comparison.ranking.rank_at`, `interpolate.frontier_value`) and the CLI's
 `paretolens analyze RUN --at X`, on the real DeepSeek-R1 B200 offload sweep."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ import pytest
 from scipy.interpolate import PchipInterpolator
 from typer.testing import CliRunner
 
-from analysis import Frontier, analyze_points, frontier_gap
-from analysis.interpolate import frontier_value
-from analysis.ranking import RANKING_SCHEMA, rank_at
-from ingest.schema import Col
+from analysis.comparison.ranking import RANKING_SCHEMA, rank_at
+from analysis.frontier.interpolate import frontier_gap, frontier_value
+from analysis.frontier.polylines import Frontier
+from analysis.frontier.prune import analyze_points
+from ingest.contract.col import Col
 from ingest.store import Store
 from paretolens.cli import app
 

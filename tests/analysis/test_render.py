@@ -11,7 +11,7 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from analysis.render import FORMATS, Rendering, render
+from analysis.render import FORMATS, Rendering, render, renderers
 from analysis.tables import Table, derived_units
 
 FRAME = pl.DataFrame(
@@ -47,7 +47,17 @@ def test_derived_units_follow_the_plane_and_the_metric_a_column_is_named_after()
 
 
 def test_the_registry_has_every_format() -> None:
-    assert FORMATS == ("csv", "json", "parquet", "markdown", "table")
+    assert tuple(renderers()) == ("csv", "json", "parquet", "markdown", "table")
+    # each format declared once: --format name, URL suffix, content type, offered as a link
+    assert [(f.name, f.suffix, f.content_type, f.link, f.link_text) for f in FORMATS.values()] == [
+        ("csv", "csv", "text/csv; charset=utf-8", True, "CSV"),
+        ("json", "json", "application/json", True, "JSON"),
+        ("parquet", "parquet", "application/vnd.apache.parquet", True, "PARQUET"),
+        ("markdown", "md", "text/markdown; charset=utf-8", False, "MD"),
+        ("table", None, None, False, "TABLE"),
+        ("yaml", "yaml", "application/yaml; charset=utf-8", False, "YAML"),
+        ("txt", "txt", "text/plain; charset=utf-8", False, "CLI line"),
+    ]
     with pytest.raises(ValueError, match="unknown format 'xlsx'; formats: csv, json, parquet"):
         render(TABLE, "xlsx")
 

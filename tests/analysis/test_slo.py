@@ -1,4 +1,4 @@
-"""Frontiers under a latency/error SLO (analysis.slo), on the real DeepSeek-R1 B200 sweep."""
+"""Frontiers under a latency/error SLO (analysis.frontier.slo), on the real DeepSeek-R1 B200 sweep."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from collections.abc import Callable
 import polars as pl
 import pytest
 
-from analysis import analyze_points, compare_runs, comparison_markdown, prune_list
-from analysis.export import search_space
-from analysis.pruned import pruned_json
-from analysis.slo import parse_slo
-from ingest.schema import Col
+from analysis.comparison.compare import compare_runs, comparison_markdown
+from analysis.frontier.prune import analyze_points
+from analysis.frontier.slo import parse_slo
+from analysis.sweep.export import search_space
+from analysis.sweep.pruned import prune_list, pruned_json
+from ingest.contract.col import Col
 
 SLO = "p90_ttft<=1.5"
 

@@ -14,12 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from analysis import CliffParams, Verdict, analyze_points
-from analysis.cliff import _windows_numpy, _windows_polars, cliff_frame
-from analysis.codes import dense_codes, gather, key_ranks, nulls_last_key
-from analysis.dominance import nondominated_sorted, order_by
-from analysis.prune import DEFAULT_MAX_DOMINATED_BY, invalid_mask, invalid_reasons
-from ingest.schema import Col, better
+from analysis.frontier.cliff import CliffParams, arm_cliffs, cliff_frame
+from analysis.frontier.codes import dense_codes, gather, key_ranks, nulls_last_key
+from analysis.frontier.dominance import nondominated_sorted, order_by
+from analysis.frontier.prune import (
+    DEFAULT_MAX_DOMINATED_BY,
+    Verdict,
+    analyze_points,
+    invalid_mask,
+    invalid_reasons,
+)
+from ingest.contract.col import Col
+from ingest.contract.schema import better
 from tests.analysis.pointdata import frame, row
 
 X, Y = Col.MEDIAN_INTVTY, Col.TPUT_PER_GPU
@@ -193,7 +199,7 @@ def test_input_split_in_chunks_gives_the_same_table() -> None:
     assert_frame_equal(analyze_points(chunked).table, analyze_points(pts).table)
 
 
-# ---- the numpy cliff pass against the polars window rules -------------------------------------
+# ---- the cliff rules against a plain-Python oracle -------------------------------------------
 _CLIFF_ROW = st.tuples(
     st.integers(0, 2),  # arm
     st.one_of(st.sampled_from([1, 2, 4, 8, 8, 16]), st.none()),  # conc (repeats, nulls)
@@ -207,9 +213,49 @@ _PARAMS = st.sampled_from(
 )  # fmt: skip
 
 
+def _cliff_oracle(rows: list[tuple[Any, ...]], params: CliffParams) -> tuple[list[Any], list[bool]]:
+    """The cliff rules of `analysis.frontier.cliff`'s docstring, one arm at a time in plain
+    Python (rows sorted by arm, then conc with nulls last): each row's knee conc and whether it
+    is post-cliff. An unknown value (None) never makes a row post-cliff, nor a knee."""
+    knees: list[Any] = []
+    post: list[bool] = []
+    for a in sorted({r[0] for r in rows}):
+        arm = [r for r in rows if r[0] == a]
+        concs = [r[1] for r in arm]
+        ts = [r[2] for r in arm]
+        stops = [
+            i + 1 < len(arm)
+            and ts[i] is not None
+            and ts[i + 1] is not None
+            and ts[i + 1] < ts[i] * (1.0 + params.knee_min_gain)
+            for i in range(len(arm))
+        ]
+        knee = min(
+            (c for c, s in zip(concs, stops, strict=True) if s and c is not None), default=None
+        )
+        first_at_knee = next((r for r in arm if r[1] == knee), None) if knee is not None else None
+        knee_ttft = (first_at_knee[3] if first_at_knee else None) or 0.0
+        limit = max(knee_ttft * params.ttft_ratio, params.ttft_floor_s)
+        # the best throughput before each row (none after a row whose throughput is unknown);
+        # repeated concurrencies take the value of their first row
+        prev: list[Any] = [
+            None if i == 0 or ts[i - 1] is None else max(t for t in ts[:i] if t is not None)
+            for i in range(len(arm))
+        ]
+        prev = [prev[concs.index(c)] for c in concs]
+        for (_, c, t, ttft, err), p in zip(arm, prev, strict=True):
+            past = knee is not None and c is not None and c > knee
+            low = past and t is not None and p is not None and t < params.tput_fraction * p
+            slow = past and ttft is not None and ttft > limit
+            errc = past and err is not None and err > params.error_rate
+            knees.append(knee)
+            post.append(bool(low or slow or errc))
+    return knees, post
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.lists(_CLIFF_ROW, min_size=1, max_size=40), _PARAMS)
-def test_numpy_cliff_windows_equal_the_polars_rules(
+def test_the_cliff_rules_equal_a_plain_python_oracle(
     rows: list[tuple[Any, ...]], params: CliffParams
 ) -> None:
     pts = pl.DataFrame(
@@ -224,13 +270,10 @@ def test_numpy_cliff_windows_equal_the_polars_rules(
         orient="row",
     ).sort("arm", Col.CONC, nulls_last=True, maintain_order=True)
     arm = pts.get_column("arm").to_numpy()
-    f = cliff_frame(pts, params)
-    knee, post, rows = _windows_numpy(f, arm, params, None)
-    want = _windows_polars(f, arm, params)
-    want_post = (want["__low"] | want["__slow"] | want["__errc"]).to_numpy()
-    assert_frame_equal(knee.to_frame(), want.select("knee_conc"))
-    assert post.tolist() == want_post.tolist()
-    assert_frame_equal(rows, want.filter(pl.Series(want_post)))
+    got = arm_cliffs(cliff_frame(pts, params), arm, params)
+    knees, post = _cliff_oracle(list(pts.iter_rows()), params)
+    assert got.knee_conc.to_list() == knees
+    assert got.post.tolist() == post
 
 
 # ---- integer codes -----------------------------------------------------------------------------

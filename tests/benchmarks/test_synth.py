@@ -15,7 +15,8 @@ from benchmarks.synth import (
     synth_points,
     write_store,
 )
-from ingest.schema import Col, polars_schema
+from ingest.contract.col import Col
+from ingest.contract.schema import polars_schema
 from ingest.store import Store
 
 

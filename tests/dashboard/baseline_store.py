@@ -1,5 +1,5 @@
 """A store for the baseline tests: the InferenceX app dump fixture (official runs, ingested with
-`ingest.dump.ingest_dump`) plus a synthetic dump written here with numbers chosen so the uplift
+`ingest.sources.dump.ingest_dump`) plus a synthetic dump written here with numbers chosen so the uplift
 can be computed by hand.
 
 Synthetic dump (config 3: h200 / vllm / synth1 / fp8 / TP8, 1k/1k; config 1: the fixture's
@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ingest.dump import ingest_dump
+from ingest.sources.dump import ingest_dump
 from ingest.store import Store
 
 DUMP = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "inferencex_dump"

@@ -39,7 +39,7 @@ def chart_points(driver: Any, graph: str = "main-chart") -> int:
 
 def wait_chart(driver: Any, graph: str = "main-chart") -> int:
     """Wait until a chart has drawn points and the run page's static first chart (an inert copy
-    of the page's top, dashboard/static_page.py) has given way to the live page, so a selector
+    of the page's top, dashboard/prerender/page_html.py) has given way to the live page, so a selector
     finds the live element, not its copy about to be removed."""
     n = wait(driver, lambda d: chart_points(d, graph))
     wait(driver, lambda d: not d.find_elements(By.ID, "static-page"))

@@ -16,12 +16,12 @@ from dash import Dash
 
 from dashboard.app import create_app
 from dashboard.context import AppContext
-from dashboard.data import DataSource
 from dashboard.fetch import Fetcher
+from ingest.contract.schema import RunCol
 from ingest.pipeline import ingest_paths
-from ingest.schema import RunCol
 from ingest.store import Store
 from paretolens.settings import GOLDEN_AL_DIR, Settings
+from views.source import DataSource
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "inferencex"
 REPO = "SemiAnalysisAI/InferenceX"

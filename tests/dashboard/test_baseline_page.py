@@ -26,13 +26,13 @@ import pytest
 from dash import Dash
 
 from dashboard.app import create_app
-from dashboard.data import DataSource
 from dashboard.pages import run as run_page
 from dashboard.pages import run_charts as charts
-from dashboard.state import RunView
-from ingest.schema import Col
+from ingest.contract.col import Col
 from ingest.store import Store
 from tests.dashboard.baseline_store import DUMP_MAIN, NEW_MAIN, OLD_MAIN, RUN, build
+from views.query.state import RunView
+from views.source import DataSource
 
 AREA_BASE = (92 + 60) / 2 * 8
 AREA_RUN = (110 + (110 - 40 / 12 * 8)) / 2 * 8

@@ -16,15 +16,15 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from benchmarks.synth import runs_spec, synth_points, write_store
-from dashboard import urls
 from dashboard.app import create_app
-from dashboard.data import DataSource
-from dashboard.figures import Figure
+from dashboard.figures.style import Figure
 from dashboard.pages.run_charts import main_figure, second_figure
-from dashboard.state import RunView
-from ingest.schema import Col
+from ingest.contract.col import Col
 from ingest.store import Store
 from paretolens.settings import Settings
+from views import urls
+from views.query.state import RunView
+from views.source import DataSource
 
 from .browser import console_errors, open_page, wait
 from .conftest import serving

@@ -18,8 +18,8 @@ from dashboard.pages.missing import FetchCallbacks
 from dashboard.pages.run import LOADING, RunCallbacks
 from dashboard.pages.run_charts import second_figure, second_frame
 from dashboard.pages.run_tables import points_body
-from dashboard.state import CompareView, IndexView, RunView
-from dashboard.tables import KEY_POINT_COLUMNS
+from views.query.state import CompareView, IndexView, RunView
+from views.tables import KEY_POINT_COLUMNS
 
 
 def _controls(

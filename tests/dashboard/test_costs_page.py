@@ -11,11 +11,12 @@ import pytest
 
 from analysis.cost import COST_COLUMNS, LABELS, axis_label, load_hardware
 from dashboard.context import AppContext
-from dashboard.data import DataSource
 from dashboard.pages import run as run_page
 from dashboard.pages import run_charts as charts
-from dashboard.state import Y_CHOICES, RunView
-from ingest.schema import Col
+from ingest.contract.col import Col
+from views.query.choices import Y_CHOICES
+from views.query.state import RunView
+from views.source import DataSource
 
 B200 = load_hardware().hardware["b200"]
 

@@ -13,8 +13,8 @@ from flask_compress.compat import compression  # zstd: the stdlib's from 3.14, e
 
 from dashboard import components as c
 from dashboard.compress import StaticCompressor, accepted
-from dashboard.data import DataSource
-from dashboard.state import RunView
+from views.query.state import RunView
+from views.source import DataSource
 
 try:
     import brotlicffi as brotli

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from dashboard.data import DataSource
 from dashboard.pages import run as run_page
-from dashboard.state import RunView
+from views.query.state import RunView
+from views.source import DataSource
 
 Q = "unofficialRun=dsr1&at=30&logy=1"
 

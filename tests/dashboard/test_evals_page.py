@@ -36,19 +36,19 @@ import polars as pl
 import pytest
 from dash import Dash
 
-from analysis.baseline import BASELINE_MAIN
+from analysis.comparison.baseline import BASELINE_MAIN
 from dashboard.app import create_app
-from dashboard.data import DataSource
 from dashboard.pages import compare as compare_page
 from dashboard.pages import run_panels, run_tables
 from dashboard.pages.run import RunCallbacks
 from dashboard.pages.run_charts import chart_patch, main_figure, main_tokens
-from dashboard.state import CompareView, RunView
-from dashboard.tables import compare_table, run_table
-from ingest.dump import ingest_dump
-from ingest.schema import Col
+from ingest.contract.col import Col
+from ingest.sources.dump import ingest_dump
 from ingest.store import Store
 from tests.dashboard.baseline_store import DUMP, DUMP_MAIN, NEW_MAIN, RUN, write_dump
+from views.query.state import CompareView, RunView
+from views.source import DataSource
+from views.tables import compare_table, run_table
 
 MAIN_NO_SPEC = (0.9408642911296436, 0.006497266660428876)
 RUN_NO_SPEC = (0.9044730856709629, 0.008096605771155703)

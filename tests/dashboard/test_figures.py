@@ -6,12 +6,15 @@ from typing import Any
 
 import polars as pl
 
-from dashboard import figures, series, style
-from dashboard.data import DataSource, RunData
-from dashboard.facets import ARM_NAME
-from dashboard.pages.run import main_figure
-from dashboard.state import RunView
-from ingest.schema import Col, SeriesCol
+from dashboard.figures import frontier, series, style, updates
+from dashboard.pages.run_charts import main_figure
+from ingest.contract.col import Col
+from ingest.contract.schema import SeriesCol
+from views.charts import FrontierChart
+from views.facets import ARM_NAME
+from views.query.state import RunView
+from views.run_data import RunData
+from views.source import DataSource
 
 DSR1 = RunView(runs=("dsr1",))
 ARMS = [
@@ -131,14 +134,16 @@ def test_webgl_and_no_labels_past_the_threshold(source: DataSource) -> None:
     plane = pl.concat(
         [d.main_plane.with_columns(pl.col(Col.POINT_ID) + f"-{i}") for i in range(25)]
     )
-    fig = figures.frontier_figure(
-        plane,
-        d.analysis.arm_frontiers,
-        d.analysis.group_frontiers,
-        x=DSR1.x,
-        y=DSR1.y,
-        runs=DSR1.runs,
-        arm_order=d.arm_order,
+    fig = frontier.frontier_figure(
+        FrontierChart(
+            plane,
+            d.analysis.arm_frontiers,
+            d.analysis.group_frontiers,
+            x=DSR1.x,
+            y=DSR1.y,
+            runs=DSR1.runs,
+            arm_order=d.arm_order,
+        )
     )
     pts = [t for t in _data(fig) if t.type == "scattergl"]
     assert len(pts) == 4 and sum(len(t.x) for t in pts) == 1100
@@ -148,7 +153,9 @@ def test_webgl_and_no_labels_past_the_threshold(source: DataSource) -> None:
 def test_strings_from_result_files_are_escaped(source: DataSource) -> None:
     d = _run(source)
     plane = d.main_plane.with_columns(pl.lit("<a href='javascript:x'>TP8</a>").alias(ARM_NAME))
-    fig = figures.frontier_figure(plane, (), (), x=DSR1.x, y=DSR1.y, runs=DSR1.runs, arm_order={})
+    fig = frontier.frontier_figure(
+        FrontierChart(plane, (), (), x=DSR1.x, y=DSR1.y, runs=DSR1.runs, arm_order={})
+    )
     trace = _points(fig)[0]
     assert trace.name == "&lt;a href='javascript:x'&gt;TP8&lt;/a&gt;"
     assert trace.customdata[0][2] == trace.name
@@ -168,16 +175,16 @@ def test_several_runs_get_their_own_marker_and_dash(source: DataSource) -> None:
 
 def test_legend_clicks_become_hidden_tokens() -> None:
     tokens = ["envelope~r", "a~r", "a~r", "b~r", "pinned"]
-    assert figures.hidden_after_restyle([{"visible": ["legendonly"]}, [1, 2]], tokens, []) == [
+    assert updates.hidden_after_restyle([{"visible": ["legendonly"]}, [1, 2]], tokens, []) == [
         "a~r"
     ]
-    assert figures.hidden_after_restyle([{"visible": [True]}, [1, 2]], tokens, ["a~r", "b~r"]) == [
+    assert updates.hidden_after_restyle([{"visible": [True]}, [1, 2]], tokens, ["a~r", "b~r"]) == [
         "b~r"
     ]
     isolate = [{"visible": ["legendonly", True, True, "legendonly", True]}, [0, 1, 2, 3, 4]]
-    assert figures.hidden_after_restyle(isolate, tokens, []) == ["envelope~r", "b~r"]
-    assert figures.hidden_after_restyle([{"marker.size": [3]}, [1]], tokens, ["b~r"]) == ["b~r"]
-    assert figures.hidden_after_restyle(None, tokens, ["b~r"]) == ["b~r"]
+    assert updates.hidden_after_restyle(isolate, tokens, []) == ["envelope~r", "b~r"]
+    assert updates.hidden_after_restyle([{"marker.size": [3]}, [1]], tokens, ["b~r"]) == ["b~r"]
+    assert updates.hidden_after_restyle(None, tokens, ["b~r"]) == ["b~r"]
 
 
 def test_series_figure_draws_one_panel_per_metric() -> None:
@@ -210,7 +217,7 @@ def test_series_figure_draws_one_panel_per_metric() -> None:
 
 def test_compare_figure_dashes_the_base(source: DataSource) -> None:
     from dashboard.pages.compare import compare_figure
-    from dashboard.state import CompareView
+    from views.query.state import CompareView
 
     fig = compare_figure(source.compare_data(CompareView(base="dsr1", candidate="dsr1-rerun")))
     dashes = {t.line.dash for t in _data(fig) if t.mode == "lines"}
@@ -234,13 +241,15 @@ def test_an_empty_chart_says_which_axis_the_points_lack(source: DataSource) -> N
     view = RunView(runs=("mtp",))
     data = _run(source, view)
     plane = data.second_plane.with_columns(pl.lit(None, dtype=pl.Float64).alias("x"))
-    fig = figures.frontier_figure(
-        plane, (), (), x=view.x2, y=view.y, runs=view.runs, arm_order=data.arm_order
+    fig = frontier.frontier_figure(
+        FrontierChart(plane, (), (), x=view.x2, y=view.y, runs=view.runs, arm_order=data.arm_order)
     )
     notes = [a["text"] for a in fig["layout"]["annotations"]]
     assert notes == ["none of the 3 points has E2E latency, median: pick another axis"]
-    fig = figures.frontier_figure(
-        plane.clear(), (), (), x=view.x2, y=view.y, runs=view.runs, arm_order=data.arm_order
+    fig = frontier.frontier_figure(
+        FrontierChart(
+            plane.clear(), (), (), x=view.x2, y=view.y, runs=view.runs, arm_order=data.arm_order
+        )
     )
     assert [a["text"] for a in fig["layout"]["annotations"]] == [
         "no points to draw for these filters"

@@ -8,14 +8,14 @@ from typing import Any
 import polars as pl
 import pytest
 
-from analysis.history import arm_history
-from dashboard import urls
+from analysis.comparison.history import arm_history
 from dashboard.context import AppContext
-from dashboard.data import DataSource
 from dashboard.pages import history, run_tables
-from dashboard.state import HistoryView, RunView
-from dashboard.tables import history_frame
-from ingest.schema import Col
+from ingest.contract.col import Col
+from views import urls
+from views.query.state import HistoryView, RunView
+from views.source import DataSource
+from views.tables import history_frame
 
 
 @pytest.fixture(scope="module")

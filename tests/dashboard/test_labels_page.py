@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dashboard import figures
-from dashboard.data import DataSource
+from dashboard.figures import frontier
 from dashboard.pages import run_charts as charts
-from dashboard.state import LABEL_CHOICES, RunView
+from views.query.choices import LABEL_CHOICES
+from views.query.state import RunView
+from views.source import DataSource
 
 
 def test_parallelism_is_a_label_choice() -> None:
@@ -37,6 +38,6 @@ def test_hover_shows_the_full_topology(source: DataSource) -> None:
 
 
 def test_legend_label_keeps_a_name_that_already_says_it() -> None:
-    assert figures.legend_label("TP8 EP1 | no spec", "TP8") == "TP8 EP1 | no spec"
-    assert figures.legend_label("TP8 EP8 | MTP", "DEP8") == "DEP8 · TP8 EP8 | MTP"
-    assert figures.legend_label("x", None) == "x"
+    assert frontier.legend_label("TP8 EP1 | no spec", "TP8") == "TP8 EP1 | no spec"
+    assert frontier.legend_label("TP8 EP8 | MTP", "DEP8") == "DEP8 · TP8 EP8 | MTP"
+    assert frontier.legend_label("x", None) == "x"

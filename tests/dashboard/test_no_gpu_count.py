@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dashboard import figures
-from dashboard.data import DataSource
-from dashboard.state import Y_CHOICES, RunView
+from dashboard.figures import frontier
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
+from views.charts import FrontierChart
+from views.query.choices import Y_CHOICES
+from views.query.state import RunView
+from views.source import DataSource
 
 # A real appended vLLM/SGLang request-rate sweep: results.json names no GPU count.
 SWEEP = (
@@ -21,8 +23,10 @@ SWEEP = (
 def _figure(source: DataSource, y: str) -> dict[str, object]:
     view = RunView(runs=("rate",), y=y)
     data = source.run_data(view)
-    return figures.frontier_figure(
-        data.main_plane, (), (), x=view.x, y=view.y, runs=view.runs, arm_order=data.arm_order
+    return frontier.frontier_figure(
+        FrontierChart(
+            data.main_plane, (), (), x=view.x, y=view.y, runs=view.runs, arm_order=data.arm_order
+        )
     )
 
 

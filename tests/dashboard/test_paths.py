@@ -19,21 +19,23 @@ import yaml
 from dash import dcc, html
 from typer.testing import CliRunner
 
-from analysis import analyze_points, prune_list
-from dashboard.data import DataSource, RunData
+from analysis.frontier.prune import analyze_points
+from analysis.sweep.pruned import prune_list
 from dashboard.ids import Id
 from dashboard.pages import index, points, run
 from dashboard.pages import run_charts as charts
 from dashboard.pages import run_tables as t
-from dashboard.pruning import MASTERS_DIR, yaml_problem
-from dashboard.state import IndexView, RunView
-from dashboard.tables import index_table
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 from paretolens.cli import app as cli
 from paretolens.commands.common import seed_samples
 from paretolens.settings import SAMPLES_DIR
+from views.master_configs import MASTERS_DIR, yaml_problem
+from views.query.state import IndexView, RunView
+from views.run_data import RunData
+from views.source import DataSource
+from views.tables import index_table
 
 CONFIGS = Path(__file__).resolve().parents[1] / "fixtures" / "inferencex" / "configs"
 

@@ -13,9 +13,9 @@ import pytest
 import yaml
 from selenium.webdriver.common.by import By
 
-from analysis.sweep_config import validate_sweep_config
-from dashboard.data import DataSource
-from dashboard.state import CompareView, RunView
+from analysis.sweep.sweep_config import validate_sweep_config
+from views.query.state import CompareView, RunView
+from views.source import DataSource
 
 from .browser import axis_title, click_at, console_errors, open_page, pick, wait, wait_chart
 

@@ -11,7 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from dashboard.app import create_app
-from ingest.schema import RunCol
+from ingest.contract.schema import RunCol
 from ingest.store import Store
 from paretolens.settings import Settings
 from runner import service

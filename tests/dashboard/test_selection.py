@@ -8,12 +8,13 @@ from typing import Any
 
 import polars as pl
 
-from analysis import pruned_json
-from analysis.recipes import config_key, row_identity
-from dashboard.data import DataSource, RunData
-from dashboard.state import RunView
-from ingest.schema import Col
+from analysis.sweep.pruned import pruned_json
+from analysis.sweep.recipes import config_key, row_identity
+from ingest.contract.col import Col
 from runner.sources import plan_from_arms, plan_from_pruned
+from views.query.state import RunView
+from views.run_data import RunData
+from views.source import DataSource
 
 RUN = "29337493492"
 BASE = {"name": "full", "commands": {"script": ["bash", "run_point.sh"]}, "timeout_s": 60}

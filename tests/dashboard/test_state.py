@@ -7,19 +7,12 @@ from typing import Annotated
 import pytest
 from pydantic import BaseModel
 
-from dashboard import data
-from dashboard.affects import Part, affects, fields_affecting, invalidates
 from dashboard.pages import run_charts as run
-from dashboard.state import (
-    DISPLAY_ONLY,
-    FILTER_FIELDS,
-    CompareView,
-    IndexView,
-    JobsView,
-    RunView,
-    seq_label,
-    split_values,
-)
+from views import run_data
+from views.query.affects import Part, affects, fields_affecting, invalidates
+from views.query.choices import FILTER_FIELDS, seq_label
+from views.query.state import DISPLAY_ONLY, CompareView, IndexView, JobsView, RunView
+from views.query.viewmodel import split_values
 
 
 @pytest.mark.parametrize(
@@ -115,14 +108,19 @@ def test_every_run_view_field_declares_what_it_affects() -> None:
 def test_the_cache_and_callback_field_sets_follow_from_the_markers() -> None:
     # The lists these replaced, written out by hand in three modules before.
     assert {"logx", "logy", "frontier_only", "labels", "point", "hide", "tab", "x2"} == DISPLAY_ONLY
-    assert set(data.CACHE_IGNORED) == DISPLAY_ONLY - {"x2"}
-    assert data.RUN_FIELDS == ("runs",)
-    assert set(data.POINT_FIELDS) == {"runs", *FILTER_FIELDS, "hwcost"}
-    assert set(data.MAIN_FIELDS) == {*data.POINT_FIELDS, "x", "y", "envelope", "slo"}
-    assert set(data.SECOND_FIELDS) == {*data.POINT_FIELDS, "x2", "y", "envelope", "slo"}
-    assert set(data.DELTA_FIELDS) == {*data.MAIN_FIELDS, "ab"}
-    assert set(data.BASELINE_FIELDS) == {*data.MAIN_FIELDS, "baseline"}
-    assert set(data.PRUNED_FIELDS) == {*data.MAIN_FIELDS, "neighbours", "arm_frontier", "master"}
+    assert set(run_data.CACHE_IGNORED) == DISPLAY_ONLY - {"x2"}
+    assert run_data.RUN_FIELDS == ("runs",)
+    assert set(run_data.POINT_FIELDS) == {"runs", *FILTER_FIELDS, "hwcost"}
+    assert set(run_data.MAIN_FIELDS) == {*run_data.POINT_FIELDS, "x", "y", "envelope", "slo"}
+    assert set(run_data.SECOND_FIELDS) == {*run_data.POINT_FIELDS, "x2", "y", "envelope", "slo"}
+    assert set(run_data.DELTA_FIELDS) == {*run_data.MAIN_FIELDS, "ab"}
+    assert set(run_data.BASELINE_FIELDS) == {*run_data.MAIN_FIELDS, "baseline"}
+    assert set(run_data.PRUNED_FIELDS) == {
+        *run_data.MAIN_FIELDS,
+        "neighbours",
+        "arm_frontier",
+        "master",
+    }
     assert {"tab", "ab", "neighbours", "arm_frontier", "master"} == run.FIGURE_NEUTRAL
     assert {"logx", "logy", "hide", "point"} == run.PATCHABLE
     assert run.chart_update({"tab", "ab"}) == "none" and run.chart_update(None) == "figure"

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from dashboard import static_chart, static_page
 from dashboard.app import create_app
+from dashboard.prerender import chart_svg, page_html
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
 from tests.dashboard.browser import open_page, wait
@@ -106,8 +106,8 @@ def static_points(root: ET.Element) -> list[tuple[float, float, str, str, float]
     assert svg is not None
     xlo, xhi = map(float, svg.attrib["data-x-range"].split())
     ylo, yhi = map(float, svg.attrib["data-y-range"].split())
-    xa = static_chart.Axis(svg.attrib["data-x-type"], xlo, xhi, 1.0)
-    ya = static_chart.Axis(svg.attrib["data-y-type"], ylo, yhi, 1.0)
+    xa = chart_svg.Axis(svg.attrib["data-x-type"], xlo, xhi, 1.0)
+    ya = chart_svg.Axis(svg.attrib["data-y-type"], ylo, yhi, 1.0)
     out = []
     for use in svg.iter():
         if use.attrib.get("class") != "point":
@@ -169,7 +169,7 @@ def test_what_it_cannot_draw_it_does_not_claim(client: Any) -> None:
 
 
 def test_the_layout_request_gets_the_tree_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    kept = static_page.Prerendered(ttl=10.0, size=2)
+    kept = page_html.Prerendered(ttl=10.0, size=2)
     kept.put(("/inference", "a"), "tree a")
     assert kept.take(("/inference", "b")) is None
     assert kept.take(("/inference", "a")) == "tree a"
@@ -178,7 +178,7 @@ def test_the_layout_request_gets_the_tree_once(monkeypatch: pytest.MonkeyPatch) 
         kept.put(("/inference", q), q)
     assert kept.take(("/inference", "1")) is None  # the oldest made room
     now = time.monotonic()
-    monkeypatch.setattr(static_page.time, "monotonic", lambda: now + 11)
+    monkeypatch.setattr(page_html.time, "monotonic", lambda: now + 11)
     assert kept.take(("/inference", "3")) is None  # stale
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from ingest.contract.schema import RejectCol
 from ingest.pipeline import ingest_paths
-from ingest.schema import RejectCol
 from ingest.store import Store
 from paretolens.cli import app
 

@@ -6,11 +6,20 @@ from pathlib import Path
 
 import polars as pl
 
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+# -- serving-benchmark harnesses (issue 24, part A): GuideLLM, inference-perf, llmperf --
+HARNESSES_A = {
+    "guidellm": 6,  # 0.3: JSON + its YAML twin, 2 users' runs; 2 benchmarks of a 0.8 report
+    "inference_perf": 14,  # 2 KubeCon demo sweeps x 7 stages (their 2 all-stage summaries consumed)
+    "llmperf": 9,  # 6-concurrency sweep (summary + responses) + 3 leaderboard summaries
+}
+HARNESSES_A_RATE_POINTS = 14 + 3  # inference-perf stages + 3 GuideLLM constant rates
+# -- end harnesses part A --
 
 
 def test_the_whole_fixture_tree(tmp_path: Path) -> None:
@@ -21,7 +30,15 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
         (
             "inferencex/raw_bench_serving/local-results/minimax-eagle3-conc64/minimaxm2.5_8k1k_conc64.json",
             "completed",
-        )
+        ),
+        # ---- issue 24, part B: known tools' outputs that give no point, refused by name ----
+        (
+            "wild/aiperf_failed/all_requests_timed_out/profile_export_aiperf.json",
+            "error_request_count",
+        ),
+        ("wild/mlperf_loadgen/mlperf_log_detail.txt", ""),
+        ("wild/mlperf_loadgen/mlperf_log_summary.txt", ""),
+        # ---- end issue 24, part B ----
     ]
     counts = dict(st.points(["all"]).group_by(Col.SCHEMA_VARIANT).len().iter_rows())
     assert (
@@ -39,18 +56,31 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
             "multiturn_summary": 46,  # rows of experiment_summary.csv
             "sglang_bench_serving": 9,  # wild SGLang bench_serving JSONL lines
             "together_runner": 13,
-            "vllm_capture": 2,  # the two console result blocks (conc 32, 64)
+            "vllm_capture": 2  # the two console result blocks (conc 32, 64)
+            + 3,  # issue 24 B: the vLLM request-rate sweep (10, 30, inf) in a captured log
             "vllm_bench_sweep": 15,  # wild `vllm bench sweep serve` variants (repeats merged)
+            # ---- issue 24, part B ----
+            "trtllm_bench_json": 2,  # two trtllm-bench 1.2.0 --report_json latency runs
+            "trtllm_bench_console": 2,  # two trtllm-bench 0.16.0 console logs
+            "genai_bench": 9,  # two genai-bench experiment folders (3 + 6 run files)
+            "sglang_bench_console": 18,  # two SGLang cookbook pages, 9 console blocks each
+            # ---- end issue 24, part B ----
         }
+        | HARNESSES_A
     )
     # Nothing vanished: every file is stored, rejected, or named as auxiliary.
-    assert rep.accepted == 421 and rep.duplicates == 0
+    expected = 421 + sum(HARNESSES_A.values()) + 34  # + 34: issue 24 part B fixtures
+    assert rep.accepted == expected and rep.duplicates == 0
     ignored = {i.path for i in rep.ignored}
     assert "inferencex/golden_al/minimaxm3_eagle3_gqa.yaml" in ignored
     again = ingest_paths([FIXTURES], st, run_id="all")
-    assert (again.accepted, again.duplicates) == (0, 421)
+    assert (again.accepted, again.duplicates) == (0, expected)
     points = st.points(["all"])
-    # Every point has a load: a concurrency, or a request rate (54 request-rate sweep points).
+    # Every point has a load: a concurrency, or a request rate (54 request-rate sweep points,
+    # + 5 from issue 24 part B: 2 trtllm-bench throughput logs at rate inf, 3 vLLM log blocks).
     no_conc = points.filter(pl.col(Col.CONC).is_null())
-    assert no_conc.height == 54 and no_conc.get_column(Col.REQUEST_RATE).null_count() == 0
+    assert (
+        no_conc.height == 54 + HARNESSES_A_RATE_POINTS + 5
+        and no_conc.get_column(Col.REQUEST_RATE).null_count() == 0
+    )
     assert points.get_column(Col.POINT_ID).n_unique() == points.height

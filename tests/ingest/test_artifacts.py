@@ -9,15 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest.artifacts import (
-    MAX_FILE_BYTES,
-    UnsafeArchiveError,
-    collect,
-    dedupe_retries,
-    logical_name,
-    pair_key,
-    safe_extract,
-)
+from ingest.errors import UnsafeArchiveError
+from ingest.sources.artifacts import collect, dedupe_retries, logical_name, pair_key
+from ingest.sources.files import MAX_FILE_BYTES
+from ingest.sources.zips import safe_extract
 
 
 def test_logical_name_strips_runner_retry_suffix() -> None:
@@ -177,7 +172,7 @@ def test_symlinked_file_is_not_followed(tmp_path: Path) -> None:
 
 def test_the_walk_lists_what_rglob_lists_in_its_order(tmp_path: Path) -> None:
     # _walk replaces sorted(root.rglob("*")) filtered to files and symlinks, hidden names skipped.
-    from ingest.files import walk as _walk
+    from ingest.sources.files import walk as _walk
 
     root = tmp_path / "run"
     for d in ("a", "a-b", "a/b", "a/results/logs", "A", ".hidden", "sub/aiperf_artifacts"):

@@ -10,9 +10,10 @@ from pathlib import Path
 import polars as pl
 
 from ingest.attach import Candidate, choose, token_verdict, window_verdict
-from ingest.pipeline import IngestReport, ingest_paths
+from ingest.contract.col import Col
+from ingest.pipeline import ingest_paths
 from ingest.readers.prometheus import snapshot
-from ingest.schema import Col
+from ingest.report import IngestReport
 from ingest.store import Store
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"

@@ -17,10 +17,12 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from analysis.baseline import baseline_sources, latest_main_baseline
-from ingest.dump import aggregate_row, ingest_dump, is_dump_dir
-from ingest.pipeline import IngestReport, ingest_paths
-from ingest.schema import Col, RejectCol, RunCol
+from analysis.comparison.baseline import baseline_sources, latest_main_baseline
+from ingest.contract.col import Col
+from ingest.contract.schema import RejectCol, RunCol
+from ingest.pipeline import ingest_paths
+from ingest.report import IngestReport
+from ingest.sources.dump import aggregate_row, ingest_dump, is_dump_dir
 from ingest.store import Store
 from paretolens.cli import app
 

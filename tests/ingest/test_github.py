@@ -10,8 +10,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from ingest.github import GitHubClient, GitHubError, fetch_run, newest_artifacts
-from ingest.schema import Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
+from ingest.sources.github import GitHubClient, GitHubError, fetch_run, newest_artifacts
 from ingest.store import Store
 from paretolens.cli import app
 from tests.loopback import zip_bytes
@@ -56,7 +57,7 @@ def test_newest_artifacts_dedupes_retries_by_logical_name() -> None:
     client_arts = list(listing["artifacts"])
     names = [a["name"] for a in client_arts]
     assert len(names) == 26
-    from ingest.github import Artifact
+    from ingest.sources.github import Artifact
 
     arts = [
         Artifact(

@@ -7,10 +7,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analysis.confounds import confounds
+from analysis.comparison.confounds import confounds
+from ingest.contract.col import Col
+from ingest.contract.schema import DEFAULT_GROUP
 from ingest.identity import splitting_flags
 from ingest.pipeline import ingest_paths
-from ingest.schema import DEFAULT_GROUP, Col
 from ingest.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,7 +75,7 @@ def test_comparison_groups_hold_one_model() -> None:
 
 
 def test_two_models_never_dominate_each_other(tmp_path: Path) -> None:
-    from analysis.prune import analyze_points
+    from analysis.frontier.prune import analyze_points
 
     # Real local runs of Kimi-K2.5 (two repos) and MiniMax-M2.5 at conc 32/64 with no model
     # prefix, hardware or GPU count recorded: one plane of total throughput vs interactivity.

@@ -15,17 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import STATS, Col
+from ingest.contract.schema import ARM_KEY, POINTS_SCHEMA, SPECS
 from ingest.errors import SchemaError
-from ingest.normalize import (
-    NOT_FROM_READERS,
-    Batch,
-    arm_label,
-    derive,
-    normalize,
-    normalize_batch,
-    rules,
-)
-from ingest.schema import ARM_KEY, POINTS_SCHEMA, SPECS, STATS, Col
+from ingest.normalize import derive, rules
+from ingest.normalize.batch import NOT_FROM_READERS, Batch, normalize_batch
+from ingest.normalize.ids import arm_label
+from ingest.normalize.row import normalize
 
 NOW = datetime(2026, 12, 1, 12, 0, 0, 123456, tzinfo=UTC)
 _SCHEMA = pl.from_arrow(POINTS_SCHEMA.empty_table()).schema  # type: ignore[union-attr]

@@ -13,8 +13,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col, RunCol
 from ingest.store import Store
 from paretolens.cli import app
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from ingest.contract.col import Col
 from ingest.errors import SchemaError
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 
 RAW = Path(__file__).resolve().parents[1] / "fixtures/inferencex/raw_bench_serving"

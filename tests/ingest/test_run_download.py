@@ -15,8 +15,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ingest.artifacts import collect, collect_all
 from ingest.pipeline import ingest_paths
+from ingest.sources.artifacts import collect, collect_all
 from ingest.store import Store
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"

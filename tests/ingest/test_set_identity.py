@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 from typer.testing import CliRunner
 
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 from paretolens.cli import app
 

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import polars as pl
 
-from ingest.normalize import normalize
-from ingest.schema import POINTS_SCHEMA, Col, RejectCol, RunCol
-from ingest.store import Store, run_key
+from ingest.contract.col import Col
+from ingest.contract.schema import POINTS_SCHEMA, RejectCol, RunCol
+from ingest.normalize.row import normalize
+from ingest.run_ids import run_key
+from ingest.store import Store
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 

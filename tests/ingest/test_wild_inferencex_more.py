@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "inferencex"

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from analysis import validate_sweep_config
-from ingest.schema import Col
+from analysis.sweep.sweep_config import validate_sweep_config
+from ingest.contract.col import Col
 from ingest.store import Store
 from paretolens.cli import app
 from tests.analysis.pointdata import MASTER, frame, row

@@ -11,9 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner, Result
 
-from dashboard.table_exports import EXPORTS, SUFFIX_OF
+from analysis.render import file_formats
 from ingest.store import Store
 from paretolens.cli import app
+from views.exports import EXPORTS
 
 # A view of every table that has rows to show: the DeepSeek-R1 offload sweep with its A/B axis, a
 # target interactivity and its rerun as the baseline; the pruned list of the Kimi sweeps (the
@@ -31,7 +32,7 @@ QUERIES = {
 }
 CASES = [(name, suffix) for name, spec in EXPORTS.items() for suffix in spec.formats]
 # --format of a URL suffix (`.md` is markdown)
-CLI_FORMAT = {suffix: fmt for fmt, suffix in SUFFIX_OF.items()}
+CLI_FORMAT = {f.suffix: f.name for f in file_formats()}
 
 # Which arm is best at 40 tok/s/user (the PCHIP value of each arm frontier there; the TP8 arms'
 # frontiers start above 40, so they have none): tests/dashboard/test_export.py's DSR1_AT_40,

@@ -32,9 +32,9 @@ from typing import Any
 import polars as pl
 
 from ingest import journal
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
 from ingest.readers.registry import file_readers, unit_readers
-from ingest.schema import Col
 from ingest.store import Store
 from tests.reliability._support import synthetic_series
 

@@ -24,15 +24,16 @@ from typing import Any
 import polars as pl
 from hypothesis import strategies as st
 
-from ingest.artifacts import logical_name
+from ingest.contract.col import Col
+from ingest.contract.schema import RejectCol, RunCol
 from ingest.readers.base import SourceFile
-from ingest.schema import Col, RejectCol, RunCol
+from ingest.sources.artifacts import logical_name
 from ingest.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 HOSTILE = Path(__file__).resolve().parent / "hostile"
-# Directories that belong to the unit above them (ingest.artifacts groups them the same way).
+# Directories that belong to the unit above them (ingest.sources.artifacts groups them the same way).
 NESTED = {"aiperf_artifacts", "logs", "results", "trace_replay", "LOGS", "agentic"}
 
 

@@ -281,7 +281,7 @@ def _round_three(f: dict[str, Any]) -> list[str]:
         f"- Issue 29's items 2-8 and 11-14, one test each with the issue's repro as input "
         f"({f.get('checks', 0)} passed checks; every test failed before its fix; items 1, 9 and "
         "10 belong to the store's move to Delta Lake):",
-        "  - YAML: every document the project reads goes through `ingest.yaml_safe.load_yaml`, "
+        "  - YAML: every document the project reads goes through `ingest.untrusted.yaml_load.load_yaml`, "
         "which refuses aliases expanding to over 10,000 nodes and recursive aliases before building "
         "anything: the 1 KB billion-laughs `paretolens.yaml` is a reject naming it (the good files "
         "beside it are stored), the same as a vLLM `--config` rejects that run directory only, and "
@@ -383,16 +383,16 @@ Fixed in `ingest/` (each has a hostile file or a test that failed before):
 - `ingest/normalize.py` `_check_units` (new, called from `_check`): TPOT in milliseconds where
   seconds belong was stored silently; a row whose `<stat>_tpot x <stat>_intvty` is off by more than
   10x is now rejected as wrong units (real files agree within 0.1%).
-- `ingest/artifacts.py` `safe_extract`: encrypted members (`RuntimeError`), unsupported
+- `ingest/sources/artifacts.py` `safe_extract`: encrypted members (`RuntimeError`), unsupported
   compression (`NotImplementedError`), corrupt deflate data (`zlib.error`), a UTF-8-flagged name
   that is not UTF-8 (`UnicodeDecodeError`), and a directory or file name the file system refuses
   or a file where a directory must go (`OSError` outside the try) all crashed the batch; they are
   now archive rejects. Also refused now: many members each just under the per-member bomb
   threshold (the archive's overall ratio is checked), and duplicate member names.
-- `ingest/artifacts.py` `_from_zip`: zips nested ~1,000 deep overflowed the stack
+- `ingest/sources/artifacts.py` `_from_zip`: zips nested ~1,000 deep overflowed the stack
   (`RecursionError`); nesting is limited to `MAX_ZIP_DEPTH` = 8, and nested zips share one
   `MAX_ARCHIVE_BYTES` budget instead of each getting its own.
-- `ingest/artifacts.py` `collect`: file and directory names that are not UTF-8 crashed the store
+- `ingest/sources/artifacts.py` `collect`: file and directory names that are not UTF-8 crashed the store
   write; such files are reported ("file name is not valid UTF-8") and run names are shown with
   escapes.
 - `ingest/readers/_metrics_common.py` `number`: an integer too large for a float raised
@@ -425,7 +425,7 @@ Found outside `ingest/` and reported to their owners:
   and a loopback host, so a cross-site form could make the server fetch a run into the store.
   Fixed: fetching from the web needs the app token like every other change; now a test here
   (`test_fetch_refuses_a_cross_site_form_with_no_token_configured`).
-- `dashboard/data.py` `DataSource._catalog` collected `store.scan_points()` lazily itself, so it
+- `views/source.py` `DataSource._catalog` collected `store.scan_points()` lazily itself, so it
   failed transiently while an ingest renamed a run file (2 of 238 catalog reads during concurrent
   ingests, "File out of specification"). Fixed: it and `serve_cmds.sample_view` use
   `store.collect(...)`.
@@ -437,7 +437,7 @@ Found outside `ingest/` and reported to their owners:
 Found from outside (issue 17: an attack and crash campaign) and fixed, each with a test in
 `tests/reliability/test_defects.py` that failed before:
 
-- `dashboard/state.py` `_ids`: a run id with a space or brackets (the CLI's default id is the
+- `views/query/state.py` `_ids`: a run id with a space or brackets (the CLI's default id is the
   directory name) failed the URL model's id pattern, so `/` answered 400 for everyone and the run's
   page could not be opened. Now one rule in `ingest/store.py` (`check_run_id`, called by
   `ingest_paths` before anything is written, with a suggested id) and a tolerant one on read.
@@ -458,12 +458,12 @@ Found from outside (issue 17: an attack and crash campaign) and fixed, each with
   them, and cancels the rest.
 - `analysis/tables.py` `csv_text` (the one CSV writer, behind `analysis/render.py`'s csv renderer:
   every `/export/<table>.csv` and every CLI `--format csv`): formula cells were written unchanged.
-- `analysis/tables.py` `md_cell` and `analysis/compare.py` `comparison_markdown`: only `|` was
+- `analysis/tables.py` `md_cell` and `analysis/comparison/compare.py` `comparison_markdown`: only `|` was
   escaped, so result-file text became live links on the compare page and in PR comments.
-- `ingest/artifacts.py` `_read_file`, `_walk`, `safe_extract`: `ingest /dev/zero` read without
+- `ingest/sources/artifacts.py` `_read_file`, `_walk`, `safe_extract`: `ingest /dev/zero` read without
   bound (the limit checked the reported size), a FIFO blocked ingest forever, and special files
   in a directory were skipped without a word.
-- `dashboard/pages/jobs.py`, `pages/launch.py`, `pages/missing.py`, `dashboard/export.py`:
+- `dashboard/pages/jobs.py`, `pages/launch.py`, `pages/missing.py`, `dashboard/routes.py`:
   unhandled 500s (`KeyError` for an unknown point, `TypeError` for a non-string token, a polars
   regex-size error for a 1 MB search, Dash's `DependencyException` for `../` under
   `/_dash-component-suites`), each logging the request's text in full (about 1 MB a request).
@@ -474,12 +474,12 @@ Found from outside (issue 17: an attack and crash campaign) and fixed, each with
 Found from outside (issue 29: round three of the attack run) and fixed, each with a test in
 `tests/reliability/test_round_three.py` that failed before:
 
-- `ingest/yaml_safe.py` (new): `load_yaml`, the one YAML loader, used by `ingest/defaults.py`,
+- `ingest/untrusted/yaml_load.py` (new): `load_yaml`, the one YAML loader, used by `ingest/defaults.py`,
   `ingest/readers/multiturn.py`, `ingest/readers/auxiliary.py`, `runner/sources.py`,
   `analysis/cost.py`, `analysis/acceptance.py`, `dashboard/launching.py`, `dashboard/pruning.py`
   and `paretolens/commands/analysis_cmds.py`. A 1 KB alias bomb took 35 s and 3 GB, then a
   `MemoryError` that lost the batch.
-- `ingest/controls.py` (new): finding and escaping control characters. `paretolens/commands/common.py`
+- `ingest/untrusted/controls.py` (new): finding and escaping control characters. `paretolens/commands/common.py`
   `InertConsole` (both consoles; styles as `Text`), `analysis/render.py` (terminal table),
   `analysis/tables.py` `csv_text`/`md_text`: rich markup in file names crashed `ingest`
   (`MarkupError`) or was swallowed, and ESC/BEL/NUL reached the terminal and the exports.
@@ -489,7 +489,7 @@ Found from outside (issue 29: round three of the attack run) and fixed, each wit
 - `ingest/files.py` `walk`: an unreadable directory was skipped without a word.
 - `ingest/artifacts.py`: the byte budget was per input (three zips took three times the limit),
   extracted files stayed on disk until the batch ended, and a run-tree probe's extraction was kept
-  beside the second one; `ingest/workspace.py` (new): a killed ingest's temporary directory was
+  beside the second one; `ingest/sources/workspace.py` (new): a killed ingest's temporary directory was
   never removed.
 - `dashboard/cache.py` `file_version`, `dashboard/baselines.py`: a 300-character run id raised
   "file name too long"; `dashboard/table_exports.py`, `analysis/history.py`: history without arm or

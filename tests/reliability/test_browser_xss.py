@@ -20,8 +20,8 @@ from urllib.parse import quote
 
 import pytest
 
+from ingest.contract.schema import RunCol
 from ingest.pipeline import ingest_paths
-from ingest.schema import RunCol
 from ingest.store import Store
 from paretolens.settings import Settings
 from tests.reliability import figures

@@ -22,9 +22,9 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from ingest.contract.schema import RejectCol, RunCol, SeriesCol
 from ingest.journal import JOURNAL
 from ingest.pipeline import ingest_paths
-from ingest.schema import RejectCol, RunCol, SeriesCol
 from ingest.store import Store
 from tests.reliability import figures
 from tests.reliability._support import (

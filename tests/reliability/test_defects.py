@@ -31,18 +31,21 @@ import pytest
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
-from analysis.compare import compare_runs, comparison_markdown
+from analysis.comparison.compare import compare_runs, comparison_markdown
 from analysis.tables import csv_text, md_cell
-from dashboard import auth, urls
-from ingest import files
+from dashboard import auth
 from ingest import pipeline as ingest_pipeline
-from ingest.normalize import MAX_STRING_CHARS
+from ingest.contract.col import Col
+from ingest.contract.schema import TIMESERIES_SCHEMA, SeriesCol
+from ingest.normalize.rules import MAX_STRING_CHARS
 from ingest.pipeline import ingest_paths
-from ingest.schema import TIMESERIES_SCHEMA, Col, SeriesCol
-from ingest.store import InvalidRunId, Store, suggest_run_id
+from ingest.run_ids import InvalidRunId, suggest_run_id
+from ingest.sources import files
+from ingest.store import Store
 from paretolens.settings import Settings
 from tests.reliability import figures
 from tests.reliability._support import FIXTURES
+from views import urls
 
 AGG = FIXTURES / "inferencex" / "agg_fixed_seq"
 LEGACY = "sweep 2026-01 (retry)"
@@ -416,11 +419,11 @@ def test_no_500_for_unknown_points_odd_tokens_long_searches_or_traversal(
 
     # The launch and cancel callbacks with a token that is not a string (a forged request).
     from dashboard.context import AppContext
-    from dashboard.data import DataSource
     from dashboard.fetch import Fetcher
     from dashboard.pages.jobs import JobsCallbacks
     from dashboard.pages.launch import LaunchCallbacks
     from paretolens.settings import GOLDEN_AL_DIR
+    from views.source import DataSource
 
     st = Store(root)
     ctx = AppContext(DataSource(st, GOLDEN_AL_DIR), _settings(root), Fetcher(st, _settings(root)))
@@ -435,19 +438,19 @@ def test_no_500_for_unknown_points_odd_tokens_long_searches_or_traversal(
 
     # One unauthenticated request that fails (on a bug that echoes its input) writes a bounded
     # log record.
-    from dashboard import export
+    from dashboard import routes
 
     def boom(source: Any, filename: str, query: str) -> Any:
         raise RuntimeError(query * 200)
 
     assert log_records.getvalue() == ""
-    monkeypatch.setattr(export, "export_response", boom)
+    monkeypatch.setattr(routes, "export_response", boom)
     r = client.get("/export/runs.csv?q=" + "q" * 5000)
     assert r.status_code == 500 and "qqq" not in r.get_data(as_text=True)
     logged = log_records.getvalue()
     assert 0 < len(logged) < 10_000, len(logged)
     assert "RuntimeError" in logged
-    assert export.MAX_LOGGED_CHARS < 1000
+    assert routes.MAX_LOGGED_CHARS < 1000
     figures.add("defects", "checks")
 
 
@@ -508,7 +511,7 @@ def test_request_and_query_sizes_have_limits_with_a_clear_error(legacy_store: Pa
     r = client.post("/api/launch", data={"query": "x" * (9 * 1024 * 1024)})
     assert r.status_code == 413 and "byte limit" in r.get_json()["error"]
     # an index search over its own limit is dropped with a notice, not searched
-    from dashboard.state import MAX_SEARCH_CHARS, IndexView
+    from views.query.state import MAX_SEARCH_CHARS, IndexView
 
     view, notes = IndexView.parse("q=" + "a" * (MAX_SEARCH_CHARS + 1))
     assert view.q == "" and notes and "q=" in notes[0]

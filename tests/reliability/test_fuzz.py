@@ -24,12 +24,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
+from ingest.contract.schema import POINTS_SCHEMA, RejectCol, RunCol
 from ingest.errors import ParseError, SchemaError
-from ingest.normalize import normalize
-from ingest.pipeline import IngestReport, ingest_paths, parse_json
+from ingest.normalize.row import normalize
+from ingest.pipeline import ingest_paths
 from ingest.readers.base import SourceFile
 from ingest.readers.registry import file_readers, unit_readers
-from ingest.schema import POINTS_SCHEMA, Col, RejectCol, RunCol
+from ingest.reading import parse_json
+from ingest.report import IngestReport
 from ingest.store import Store
 from tests.reliability import figures
 from tests.reliability._support import (

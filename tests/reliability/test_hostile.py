@@ -17,15 +17,19 @@ from typing import Any
 import polars as pl
 import pytest
 
-from ingest import artifacts, zips
-from ingest.artifacts import UnsafeArchiveError, safe_extract
-from ingest.errors import ParseError, SchemaError
-from ingest.normalize import normalize
-from ingest.pipeline import IngestReport, Reject, ingest_paths, parse_json
+from ingest.contract.col import Col
+from ingest.contract.schema import RejectCol
+from ingest.errors import ParseError, SchemaError, UnsafeArchiveError
+from ingest.normalize.row import normalize
+from ingest.pipeline import ingest_paths
 from ingest.readers.base import SourceFile
 from ingest.readers.registry import file_readers
-from ingest.schema import Col, RejectCol
-from ingest.store import InvalidRunId, Store
+from ingest.reading import parse_json
+from ingest.report import IngestReport, Reject
+from ingest.run_ids import InvalidRunId
+from ingest.sources import artifacts, zips
+from ingest.sources.zips import safe_extract
+from ingest.store import Store
 from tests.reliability import figures, make_hostile
 from tests.reliability._support import FIXTURES, HOSTILE, copy_store, snapshot
 

@@ -140,7 +140,7 @@ def test_an_alias_bomb_in_the_launch_options_document_does_not_slow_or_break_pag
 
 
 def test_the_yaml_loader_keeps_ordinary_anchors_and_refuses_recursion() -> None:
-    from ingest.yaml_safe import YAMLBombError, load_yaml
+    from ingest.untrusted.yaml_load import YAMLBombError, load_yaml
 
     doc = "base: &d {tp: 8, ep: 1}\narm:\n  <<: *d\n  conc: 64\nboth: [*d, *d]\n"
     assert load_yaml(doc) == {
@@ -307,7 +307,7 @@ def test_a_newline_in_a_result_string_cannot_inject_configuration(
 def test_the_dispatch_line_is_built_as_quoted_words(monkeypatch: pytest.MonkeyPatch) -> None:
     import shlex
 
-    from analysis.export import dispatch_command
+    from analysis.sweep.export import dispatch_command
 
     class _Arm:
         config_key = "key; rm -rf ~\nwhoami"
@@ -316,7 +316,7 @@ def test_the_dispatch_line_is_built_as_quoted_words(monkeypatch: pytest.MonkeyPa
     class _Pruned:
         arms = (_Arm(),)
 
-    import analysis.export as export
+    import analysis.sweep.export as export
 
     # A line is written only when one runs exactly the kept points; say this one does.
     monkeypatch.setattr(export, "dispatch_problem", lambda p, d=0.8: None)
@@ -533,7 +533,7 @@ def test_a_cancel_during_the_finish_leaves_the_job_and_the_catalog_agreeing(
 ) -> None:
     import threading
 
-    from ingest.schema import RunCol
+    from ingest.contract.schema import RunCol
     from runner import service, worker
     from runner.jobs import JobState
     from runner.service import Caller
@@ -762,7 +762,7 @@ def test_fuzz_every_callback_and_route_finds_no_500(
 
     # Every route: pages (and their layouts), exports of every table, the API, with long,
     # repeated and unicode parameters.
-    from dashboard.table_exports import EXPORTS
+    from views.exports import EXPORTS
 
     def query(key: str, value: str, repeat: int = 1) -> str:
         return "&".join([f"{key}={quote(value)}"] * repeat)
@@ -821,7 +821,7 @@ def _zip_of(directory: Path, target: Path) -> Path:
 def test_zips_of_one_batch_share_one_byte_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ingest import artifacts
+    from ingest.sources import artifacts
 
     size = sum(f.stat().st_size for f in AGG.iterdir())
     zips = [_zip_of(AGG, tmp_path / f"sweep_{i}.zip") for i in "abc"]
@@ -884,7 +884,7 @@ def test_a_kill_during_extraction_leaves_nothing_after_the_next_start(
     # The next start (any ingest) sweeps it; a live ingest's space is kept.
     time.sleep(2.1)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
-    from ingest.workspace import workspace
+    from ingest.sources.workspace import workspace
 
     with workspace() as live:
         (live / "x").write_text("in use")

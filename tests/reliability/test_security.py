@@ -156,12 +156,12 @@ def test_the_state_changing_callbacks_refuse_without_the_token(
     root: Path, spawned: list[str]
 ) -> None:
     from dashboard.context import AppContext
-    from dashboard.data import DataSource
     from dashboard.fetch import Fetcher
     from dashboard.pages.jobs import JobsCallbacks
     from dashboard.pages.launch import LaunchCallbacks
     from dashboard.pages.missing import FetchCallbacks
     from paretolens.settings import GOLDEN_AL_DIR
+    from views.source import DataSource
 
     store, settings = Store(root), _settings(root)
     job = _launched(_app(root).server.test_client())
@@ -303,11 +303,11 @@ def test_secrets_never_reach_responses_exports_error_pages_logs_or_files(
 
 def _cli_job(root: Path) -> str:
     """A job recorded as the CLI would (not gated), to try to cancel from the web."""
-    from dashboard.data import DataSource
     from dashboard.launching import parse_options
-    from dashboard.state import RunView
     from paretolens.settings import GOLDEN_AL_DIR
     from runner.sources import plan_from_pruned
+    from views.query.state import RunView
+    from views.source import DataSource
 
     store = Store(root)
     view, _ = RunView.parse(f"unofficialRun={RUN}")

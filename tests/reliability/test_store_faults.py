@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from ingest import journal
-from ingest.journal import JOURNAL
+from ingest.journal import JOURNAL, StoreWriteError
 from ingest.pipeline import ingest_paths
-from ingest.store import Store, StoreWriteError
+from ingest.store import Store
 from tests.reliability import figures
 from tests.reliability._support import (
     FIXTURES,

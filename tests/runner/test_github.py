@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 from pydantic import SecretStr
 
-from ingest.schema import RunCol
+from ingest.contract.schema import RunCol
 from ingest.store import Store
 from runner import service
 from runner.backends.github import dispatch_groups

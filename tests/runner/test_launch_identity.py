@@ -16,11 +16,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from analysis.compare import compare_runs
-from analysis.prune import analyze_points
-from analysis.pruned import prune_list, pruned_json
+from analysis.comparison.compare import compare_runs
+from analysis.frontier.prune import analyze_points
+from analysis.sweep.pruned import prune_list, pruned_json
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 from runner import service
 from runner.jobs import JobState, PointState

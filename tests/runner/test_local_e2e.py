@@ -15,7 +15,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from ingest.schema import Col, RunCol
+from ingest.contract.col import Col
+from ingest.contract.schema import RunCol
 from ingest.store import Store
 from runner import service
 from runner.jobs import JobState, PointState

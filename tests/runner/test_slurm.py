@@ -6,7 +6,7 @@ from pathlib import Path
 
 import submitit
 
-from ingest.schema import Col
+from ingest.contract.col import Col
 from ingest.store import Store
 from runner import service
 from runner.jobs import JobState, PointState

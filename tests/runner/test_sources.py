@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 import yaml
 
-from analysis.pruned import ArmPlan
+from ingest.contract.plans import ArmPlan
 from runner.errors import PlanError
 from runner.sources import (
     load_plan,

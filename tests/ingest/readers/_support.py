@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ingest.errors import ParseError, SchemaError
-from ingest.normalize import normalize
+from ingest.normalize.row import normalize
 from ingest.readers.base import FileReader, ReadResult, SourceFile
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

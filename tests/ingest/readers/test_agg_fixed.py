@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError, SchemaError
 from ingest.readers.agg_fixed import AggFixedReader
-from ingest.schema import Col
 from tests.ingest.readers._support import (
     check_only_contract_errors,
     doc_of,
@@ -155,8 +155,8 @@ def test_mutated_documents_raise_only_contract_errors(data: st.DataObject) -> No
 
 
 def test_the_latency_key_table_is_what_the_latency_pattern_matches() -> None:
+    from ingest.contract.col import STATS
     from ingest.readers.agg_fixed import _LATENCY, _LATENCY_KEYS
-    from ingest.schema import STATS
 
     lats = ("ttft", "tpot", "itl", "e2el", "intvty", "std")
     stats = (*STATS, "std", "p50", "p99.99", "p٩٩", "P99", "")

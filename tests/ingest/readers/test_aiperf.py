@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError, SchemaError
 from ingest.readers._aiperf_export import metrics_row, stats_from_csv, stats_from_json
 from ingest.readers.aiperf import AiperfTreeReader
-from ingest.schema import Col
 from tests.ingest.readers._support import doc_of, mutated, norm, source
 from tests.ingest.readers._unit_support import unit
 

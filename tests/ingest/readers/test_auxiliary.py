@@ -106,8 +106,10 @@ def test_constructed_png_and_perf_changelog() -> None:
 def test_registry_runs_the_unit_readers_first_and_auxiliary_last() -> None:
     # The sweep tree first (its run=N.json files are vLLM results the file reader would take
     # one by one), GenAI-Perf before aiperf (their exports start alike). An eval set
-    # (meta_env.json) claims only its own files, so it goes first.
-    assert UNIT_MODULES == (
+    # (meta_env.json) claims only its own files, so it goes first. Readers of other harnesses'
+    # folders (genai-bench, ...) follow; tests/ingest/readers/test_no_cross_claims.py checks
+    # that none of them claims another's file.
+    assert UNIT_MODULES[:9] == (
         "ingest.readers.evals",
         "ingest.readers.vllm_sweep",
         "ingest.readers.vllm_capture",
@@ -115,6 +117,10 @@ def test_registry_runs_the_unit_readers_first_and_auxiliary_last() -> None:
         "ingest.readers.aiperf",
         "ingest.readers.multiturn",
         "ingest.readers.prometheus",
+        # -- serving-benchmark harnesses (issue 24, part A) --
+        "ingest.readers.inference_perf",
+        "ingest.readers.llmperf",
+        # -- end harnesses part A --
     )
     assert FILE_MODULES[-1] == "ingest.readers.auxiliary"
     assert {

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers.bench_serving import BenchServingRandomReader, BenchServingReader
-from ingest.schema import Col
 from tests.ingest.readers._support import (
     check_only_contract_errors,
     doc_of,

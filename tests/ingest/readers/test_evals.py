@@ -10,14 +10,14 @@ from typing import Any
 
 import polars as pl
 
-from ingest.dump import ingest_dump
+from ingest.contract.evals_schema import EvalCol
 from ingest.eval_store import read_evals
-from ingest.normalize import arm_id
+from ingest.normalize.ids import arm_id
 from ingest.pipeline import ingest_paths
 from ingest.readers.base import SourceFile
 from ingest.readers.evals import EvalAggReader, LmEvalFileReader, LmEvalUnitReader
 from ingest.reading import parse_json
-from ingest.schema import EvalCol
+from ingest.sources.dump import ingest_dump
 from ingest.store import Store
 
 WILD = Path(__file__).resolve().parents[2] / "fixtures/wild"

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
 from ingest.readers.aiperf import AiperfTreeReader
 from ingest.readers.base import SourceFile
 from ingest.readers.genai_perf import GenaiPerfReader
-from ingest.schema import Col
 from ingest.store import Store
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import (
     SPEC_ACCEPTED,
@@ -16,7 +17,6 @@ from ingest.readers._metrics_common import (
     spec_row,
     store_spec_row,
 )
-from ingest.schema import Col
 
 
 def test_counter_family_drops_total_once() -> None:

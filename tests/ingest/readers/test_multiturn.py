@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError, SchemaError
 from ingest.readers.multiturn import ExperimentSummaryReader, MultiturnRunReader, read_polled
-from ingest.schema import Col
 from tests.ingest.readers._support import norm, source
 from tests.ingest.readers._unit_support import mutated_text, text_file, unit
 

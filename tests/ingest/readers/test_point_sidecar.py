@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.pipeline import ingest_paths
 from ingest.readers.base import SourceFile
 from ingest.readers.point_sidecar import PointSidecarReader
-from ingest.schema import Col
 from ingest.store import Store
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures"

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers.prometheus import (
     PrometheusPairReader,
@@ -16,7 +17,6 @@ from ingest.readers.prometheus import (
     delta_row,
     snapshot_row,
 )
-from ingest.schema import Col
 from tests.ingest.readers._support import source
 from tests.ingest.readers._unit_support import mutated_text, text_file
 

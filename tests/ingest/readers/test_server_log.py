@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers.server_log import ServerLogReader, kv_pool_tokens, read_log, spec_from_log
-from ingest.schema import Col
 from tests.ingest.readers._support import source
 from tests.ingest.readers._unit_support import mutated_text, text_file
 

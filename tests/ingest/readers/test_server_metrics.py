@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import endpoint_key
 from ingest.readers.server_metrics import (
@@ -23,7 +24,6 @@ from ingest.readers.server_metrics import (
     ServerMetricsJsonReader,
     read_csv_dump,
 )
-from ingest.schema import Col
 from tests.ingest.readers._support import fixture_files, mutated, named, source
 from tests.ingest.readers._unit_support import mutated_text, text_file
 

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
 from ingest.readers.base import JsonDocs
 from ingest.readers.bench_serving import BenchServingReader
 from ingest.readers.sglang_bench import SglangBenchServingReader
-from ingest.schema import Col
 from ingest.store import Store
 from tests.ingest.readers._support import (
     FIXTURES,
@@ -237,10 +237,10 @@ def test_vllm_results_stay_with_the_vllm_reader(tmp_path: Path) -> None:
         assert not SGL.sniff(src, json.loads(src.text())), rel
     rep, pts = _ingest(tmp_path, FIXTURES / VLLM_RAW)
     assert rep.rejected == [] and pts[Col.SCHEMA_VARIANT].to_list() == ["bench_serving_ms"]
-    # and the vLLM reader, were it asked, would claim the newer SGLang line (it has
-    # max_concurrency and *_ms latencies): registering sglang_bench first is what keeps it apart
+    # and the vLLM reader does not claim the newer SGLang line either, although it has
+    # max_concurrency and *_ms latencies: no harness claims another's file, whatever the order
     src, docs = _lenient(NEW)
-    assert BenchServingReader().sniff(src, docs.docs[0])
+    assert not BenchServingReader().sniff(src, docs.docs[0])
 
 
 @pytest.mark.parametrize("doc", [None, 3, "x", [], {}, {"completed": 1}, JsonDocs((), ())])

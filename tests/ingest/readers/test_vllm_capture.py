@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError, SchemaError
-from ingest.readers.vllm_capture import VllmCaptureReader, block_row, parse_console
-from ingest.schema import Col
+from ingest.readers._bench_console import block_row, parse_console
+from ingest.readers.vllm_capture import VllmCaptureReader
 from tests.ingest.readers._support import norm, source
 from tests.ingest.readers._unit_support import mutated_text, text_file, unit
 
@@ -122,10 +123,11 @@ def test_a_printed_al_that_disagrees_with_the_counters_is_a_warning() -> None:
 
 
 def test_a_block_without_concurrency_is_refused() -> None:
+    # without a concurrency and without a request rate (either would be the load)
     text = "\n".join(
         line
         for line in source(f"{CAPTURE}/vllm_bench_serve_conc32.log").text().splitlines()
-        if "concurrency" not in line
+        if "concurrency" not in line and "request rate" not in line and "request_rate" not in line
     )
     with pytest.raises(ParseError, match="Maximum request concurrency"):
         block_row(parse_console(text, "c.log")[0])

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers.vllm_command import (
     VllmCommandReader,
@@ -19,7 +20,6 @@ from ingest.readers.vllm_command import (
     thinking_mode,
     topology_columns,
 )
-from ingest.schema import Col
 from tests.ingest.readers._support import source
 from tests.ingest.readers._unit_support import mutated_text, text_file
 

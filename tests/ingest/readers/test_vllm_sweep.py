@@ -16,9 +16,10 @@ from typing import Any
 import polars as pl
 import pytest
 
-from ingest.pipeline import IngestReport, ingest_paths
+from ingest.contract.col import Col
+from ingest.pipeline import ingest_paths
 from ingest.readers.vllm_sweep import parse_part, split_name
-from ingest.schema import Col
+from ingest.report import IngestReport
 from ingest.store import Store
 
 WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild" / "vllm_bench_sweep"

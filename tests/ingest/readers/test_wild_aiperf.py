@@ -11,10 +11,10 @@ from typing import Any
 import polars as pl
 import pytest
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.pipeline import ingest_paths
 from ingest.readers._aiperf_export import load_of
-from ingest.schema import Col
 from ingest.store import Store
 
 WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild" / "aiperf"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ingest.errors import ParseError
-from ingest.normalize import normalize
+from ingest.normalize.row import normalize
 from ingest.readers.agentic import AgenticV3Reader
 from ingest.readers.agentic_flat import AgenticFlatReader, is_agentic_flat
 from ingest.readers.agg_array import AggArrayReader

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
-from ingest.schema import Col
 from ingest.store import Store
 
 WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild" / "inferencex"

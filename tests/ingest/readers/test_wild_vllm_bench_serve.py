@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from ingest.contract.col import Col
 from ingest.errors import ParseError
-from ingest.pipeline import ingest_paths, parse_json
+from ingest.pipeline import ingest_paths
 from ingest.readers.base import JsonDocs, SourceFile
 from ingest.readers.bench_serving import BenchServingReader
-from ingest.schema import Col
+from ingest.reading import parse_json
 from ingest.store import Store
 from tests.ingest.readers._support import FIXTURES, norm, source
 

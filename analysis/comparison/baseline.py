@@ -1,0 +1,234 @@
+"""The latest main-branch result for each configuration of a run: a synthetic baseline run.
+
+InferenceX's CI compares a PR sweep with the newest main-branch measurement of each of its points
+(`utils/compare_results.py`, SemiAnalysisAI/InferenceX at 1dc5504e1d65eeb2e6e4d9095de9ecd42e93426b:
+`BASELINE_QUERY` joins benchmark_results to configs and workflow_runs, keeps `head_branch = 'main'`
+and `error IS NULL`, matches hardware, framework, model (`LIKE prefix || '%'`), precision,
+spec_method, disagg, is_multinode, prefill/decode tp, ep and dp_attention, isl, osl and conc, and
+takes `ORDER BY date DESC LIMIT 1`). `latest_main_baseline` does the same over the store: for each
+arm (configuration, ISL/OSL included) and load of the run, the newest point of a main-branch run
+other than the run itself. The chosen points are relabelled as one synthetic run (`baseline:main`)
+that carries the run's own arm identity, so `compare_runs(points ∪ baseline, "baseline:main",
+run_id)` gives the per-arm frontier uplift at matched interactivity (PCHIP, common range only).
+
+Differences from compare_results.py, on purpose:
+
+- "newest" is the run's `created_at` from the runs catalog (the dump's `date` is the run's date
+  too); ties go to the larger run id, so the choice is deterministic (the script's LIMIT 1 is not);
+- the configuration is every arm column (`ingest.contract.schema.ARM_KEY`), with the fields two sources of
+  the same InferenceX configuration spell differently brought to one form: the model is matched by
+  its key (`model_prefix`, the baseline's starting with the run's, as the script's LIKE; the HF
+  model path only when neither has a prefix: the app's dump does not keep it), framework and
+  precision through the InferenceX app's aliases (trtllm -> trt, nvfp4/mxfp4 -> fp4, ...), and
+  unset spec decoding / disagg / multinode / dp-attention / EP as their defaults;
+- the load is `conc`, or the request rate for request-rate sweeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from analysis.comparison.compare import RunComparison, comparison_markdown
+from analysis.tables import md_cell, md_text
+from ingest.contract.col import Col
+from ingest.contract.schema import ARM_KEY, RunCol
+
+BASELINE_MAIN = "baseline:main"
+MAIN = "main"
+
+# The InferenceX app's normalisers (packages/constants framework aliases, normalizePrecision).
+_FRAMEWORK_ALIASES = {
+    "trtllm": "trt",
+    "dynamo-trtllm": "dynamo-trt",
+    "sglang-disagg": "mori-sglang",
+}
+_PRECISION_ALIASES = {"nvfp4": "fp4", "mxfp4": "fp4"}
+_MODEL_KEY = "__model_key"
+_WHEN = "__created_at"
+_SOURCE_RUN = "__source_run"
+# Arm columns compared through a normal form rather than as stored.
+_NORMALISED = {
+    Col.MODEL,
+    Col.MODEL_PREFIX,
+    Col.FRAMEWORK,
+    Col.PRECISION,
+    Col.SPEC_DECODING,
+    Col.DISAGG,
+    Col.IS_MULTINODE,
+    Col.DP_ATTENTION,
+    Col.EP,
+}
+_LOAD = (Col.CONC, Col.REQUEST_RATE)
+
+
+def _lower(col: Col) -> pl.Expr:
+    return pl.col(col).cast(pl.String).str.to_lowercase().str.strip_chars()
+
+
+def _config_columns(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """The frame with normalised copies of the arm columns, and the names to join on."""
+    exprs = {
+        "__framework": _lower(Col.FRAMEWORK).replace(_FRAMEWORK_ALIASES),
+        "__precision": _lower(Col.PRECISION).replace(_PRECISION_ALIASES),
+        "__spec": _lower(Col.SPEC_DECODING).fill_null("none"),
+        "__disagg": pl.col(Col.DISAGG).fill_null(False),
+        "__multinode": pl.col(Col.IS_MULTINODE).fill_null(False),
+        "__dpa": pl.col(Col.DP_ATTENTION).fill_null(False),
+        "__ep": pl.col(Col.EP).fill_null(1),
+    }
+    plain = [str(c) for c in ARM_KEY if c not in _NORMALISED]
+    out = frame.with_columns(
+        **exprs,
+        **{_MODEL_KEY: pl.coalesce(_lower(Col.MODEL_PREFIX), _lower(Col.MODEL))},
+    )
+    return out, [*plain, *exprs]
+
+
+def _main_runs(runs_catalog: pl.DataFrame, run_id: str, branch: str) -> pl.DataFrame:
+    if not runs_catalog.height or RunCol.BRANCH not in runs_catalog.columns:
+        return pl.DataFrame(schema={str(RunCol.RUN_ID): pl.String, _WHEN: pl.String})
+    created = (
+        pl.col(RunCol.CREATED_AT).cast(pl.String)
+        if RunCol.CREATED_AT in runs_catalog.columns
+        else pl.lit(None, pl.String)
+    )
+    return runs_catalog.filter(
+        (pl.col(RunCol.BRANCH) == branch) & (pl.col(RunCol.RUN_ID) != run_id)
+    ).select(pl.col(RunCol.RUN_ID).cast(pl.String), created.alias(_WHEN))
+
+
+def latest_main_baseline(
+    points: pl.DataFrame,
+    runs_catalog: pl.DataFrame,
+    run_id: str,
+    *,
+    branch: str = MAIN,
+    baseline_id: str = BASELINE_MAIN,
+) -> pl.DataFrame:
+    """For each arm and load of `run_id`, the newest point of a `branch` run (not `run_id`).
+
+    Args:
+        points: canonical points of the store (any runs; the run's own must be there).
+        runs_catalog: the runs catalog (`Store.runs()`): `branch` and `created_at` per run.
+        run_id: the run to find a baseline for.
+        branch: the branch whose runs count as official (InferenceX: main).
+        baseline_id: the run id the returned points carry.
+
+    Returns:
+        Points with exactly the columns of `points`: the chosen measurements (their point ids,
+        metrics and provenance: image, runner, source path, ...) under `run_id = baseline_id` and
+        with the arm identity of the run's point they stand for (so arms match in
+        `compare_runs`). An arm and load with no main-branch point has no row;
+        `baseline_sources` tells which run each row came from.
+    """
+    columns = points.columns
+    mine = points.filter(pl.col(Col.RUN_ID) == run_id)
+    mains = _main_runs(runs_catalog, run_id, branch)
+    others = points.join(mains, on=Col.RUN_ID, how="inner")
+    if not mine.height or not others.height:
+        return points.clear()
+    mine_n, keys = _config_columns(mine)
+    other_n, _ = _config_columns(others)
+    loads = [str(c) for c in _LOAD]
+    ident = [str(c) for c in ARM_KEY] + [str(Col.ARM_ID), str(Col.ARM_LABEL)]
+    target = mine_n.select(
+        *keys, *loads, _MODEL_KEY, *[pl.col(c).alias(f"__t_{c}") for c in ident]
+    ).unique([f"__t_{Col.ARM_ID}", *loads], keep="first", maintain_order=True)
+    cand = other_n.with_columns(pl.col(Col.RUN_ID).alias(_SOURCE_RUN)).rename(
+        {_MODEL_KEY: "__c_model_key"}
+    )
+    joined = target.join(cand, on=[*keys, *loads], how="inner", nulls_equal=True).filter(
+        pl.col("__c_model_key").eq_missing(pl.col(_MODEL_KEY))
+        | pl.col("__c_model_key").str.starts_with(pl.col(_MODEL_KEY))
+    )
+    if not joined.height:
+        return points.clear()
+    newest = joined.sort(
+        [_WHEN, _SOURCE_RUN, Col.POINT_ID], descending=True, nulls_last=True
+    ).unique([f"__t_{Col.ARM_ID}", *loads], keep="first", maintain_order=True)
+    out = newest.with_columns(
+        *[pl.col(f"__t_{c}").alias(c) for c in ident],
+        pl.lit(baseline_id, pl.String).alias(Col.RUN_ID),
+    )
+    order = [Col.ARM_LABEL, Col.CONC, Col.REQUEST_RATE]
+    return out.select(columns).sort(order, nulls_last=True)
+
+
+def baseline_sources(points: pl.DataFrame, baseline: pl.DataFrame) -> pl.DataFrame:
+    """Which stored run each baseline point came from: arm_label, conc, request_rate, run_id,
+    point_id (point ids are unique across runs: they hash the run)."""
+    ids = baseline.get_column(Col.POINT_ID).implode()
+    origin = points.filter(pl.col(Col.POINT_ID).is_in(ids)).select(
+        Col.POINT_ID, pl.col(Col.RUN_ID).alias("source_run")
+    )
+    return (
+        baseline.select(Col.ARM_LABEL, Col.CONC, Col.REQUEST_RATE, Col.ISL, Col.OSL, Col.POINT_ID)
+        .join(origin.unique(Col.POINT_ID), on=Col.POINT_ID, how="left")
+        .sort(Col.ARM_LABEL, Col.CONC, Col.REQUEST_RATE, nulls_last=True)
+    )
+
+
+def baseline_markdown(
+    cmp: RunComparison,
+    points: pl.DataFrame,
+    baseline: pl.DataFrame,
+    runs_catalog: pl.DataFrame,
+    run_id: str,
+) -> str:
+    """The PR markdown for a run over its main-branch baseline: the comparison (uplift per arm,
+    per-conc deltas, `analysis.comparison.compare.comparison_markdown`) followed by a "Baseline" section
+    naming the main-branch runs the baseline points came from and the loads with none."""
+    lines = [comparison_markdown(cmp).rstrip("\n"), "", _section(points, baseline, runs_catalog)]
+    missing = _without_baseline(points, baseline, run_id)
+    if missing:
+        lines += ["", "**No main-branch result for:**"]
+        lines += [f"- {md_text(label, in_table=False)} (conc {concs})" for label, concs in missing]
+    return "\n".join(lines) + "\n"
+
+
+def _section(points: pl.DataFrame, baseline: pl.DataFrame, runs_catalog: pl.DataFrame) -> str:
+    head = (
+        "#### Baseline: the latest main-branch result per configuration, ISL/OSL and load "
+        "(as InferenceX `utils/compare_results.py`)"
+    )
+    if not baseline.height:
+        return head + "\n\nNo main-branch run in the store measured any of these configurations."
+    src = baseline_sources(points, baseline)
+    used = src.group_by("source_run").agg(pl.len().alias("points"))
+    cat_cols = [
+        c for c in (RunCol.BRANCH, RunCol.HEAD_SHA, RunCol.CREATED_AT) if c in runs_catalog.columns
+    ]
+    if runs_catalog.height and cat_cols:
+        info = runs_catalog.select(
+            pl.col(RunCol.RUN_ID).alias("source_run"), *[pl.col(c) for c in cat_cols]
+        )
+        used = used.join(info, on="source_run", how="left")
+    lines = [
+        head,
+        "",
+        "| main-branch run | created | head sha | points used |",
+        "|---|---|---|---|",
+    ]
+    for r in used.sort("source_run").iter_rows(named=True):
+        sha = str(r.get(RunCol.HEAD_SHA) or "")[:7] or "–"
+        day = str(r.get(RunCol.CREATED_AT) or "")[:10] or "–"
+        lines.append(
+            f"| {md_cell(str(r['source_run']))} | {md_cell(day)} | {md_cell(sha)} | {r['points']} |"
+        )
+    return "\n".join(lines)
+
+
+def _without_baseline(
+    points: pl.DataFrame, baseline: pl.DataFrame, run_id: str
+) -> Sequence[tuple[str, str]]:
+    load = [Col.ARM_ID, Col.CONC, Col.REQUEST_RATE]
+    mine = points.filter(pl.col(Col.RUN_ID) == run_id).select(*load, Col.ARM_LABEL).unique(load)
+    lost = mine.join(baseline.select(load), on=load, how="anti", nulls_equal=True)
+    out = (
+        lost.group_by(Col.ARM_LABEL)
+        .agg(pl.col(Col.CONC).drop_nulls().unique().sort())
+        .sort(Col.ARM_LABEL)
+    )
+    return [(r[0], ", ".join(map(str, r[1])) or "by rate") for r in out.iter_rows()]

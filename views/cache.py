@@ -1,0 +1,76 @@
+"""A small thread-safe LRU and the store fingerprint that invalidates it on every ingest."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ingest.run_ids import run_key
+from ingest.store import Store
+
+T = TypeVar("T")
+
+
+class LRU:
+    """A small thread-safe LRU of computed values."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]  # type: ignore[no-any-return]
+        value = make()
+        self.put(key, value)
+        return value
+
+    def peek(self, key: Hashable) -> Any:
+        """The value of a key (None when absent), marked as recently used."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Store a value, evicting the least recently used past the size."""
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+def file_version(path: Path) -> tuple[str, int, int]:
+    """A file's name, mtime and size (zeros when it does not exist, or cannot: a name too long
+    for the file system, as a 300-character run id in a URL makes, names no stored file)."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return (path.name, 0, 0)
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        return (path.name, 0, 0)
+    return (path.name, st.st_mtime_ns, st.st_size)
+
+
+def store_version(store: Store, run_ids: Sequence[str] | None) -> tuple[Any, ...]:
+    """A cheap fingerprint of the store files a view reads (changes on every ingest)."""
+    files = [store.runs_path, store.rejects_path]
+    if run_ids is None:
+        files.extend(
+            sorted(store.points_dir.glob("run=*.parquet")) if store.points_dir.exists() else []
+        )
+    else:
+        files.extend(store.points_dir / f"run={run_key(r)}.parquet" for r in run_ids)
+    return tuple(file_version(f) for f in files)
