@@ -476,7 +476,7 @@ Found from outside (issue 29: round three of the attack run) and fixed, each wit
 
 - `ingest/untrusted/yaml_load.py` (new): `load_yaml`, the one YAML loader, used by `ingest/defaults.py`,
   `ingest/readers/multiturn.py`, `ingest/readers/auxiliary.py`, `runner/sources.py`,
-  `analysis/cost.py`, `analysis/acceptance.py`, `dashboard/launching.py`, `dashboard/pruning.py`
+  `analysis/cost.py`, `analysis/acceptance.py`, `dashboard/launching.py`, `views/master_configs.py`
   and `paretolens/commands/analysis_cmds.py`. A 1 KB alias bomb took 35 s and 3 GB, then a
   `MemoryError` that lost the batch.
 - `ingest/untrusted/controls.py` (new): finding and escaping control characters. `paretolens/commands/common.py`
@@ -484,16 +484,16 @@ Found from outside (issue 29: round three of the attack run) and fixed, each wit
   `analysis/tables.py` `csv_text`/`md_text`: rich markup in file names crashed `ingest`
   (`MarkupError`) or was swallowed, and ESC/BEL/NUL reached the terminal and the exports.
 - `ingest/normalize/rules.py`: identity strings with a control character are rejects (a NUL in a
-  model string, `hostile/control_chars.json`, was stored). `analysis/export.py`: the snippet's
+  model string, `hostile/control_chars.json`, was stored). `analysis/sweep/export.py`: the snippet's
   comments escaped, the dispatch line `shlex.join`ed.
-- `ingest/files.py` `walk`: an unreadable directory was skipped without a word.
-- `ingest/artifacts.py`: the byte budget was per input (three zips took three times the limit),
+- `ingest/sources/files.py` `walk`: an unreadable directory was skipped without a word.
+- `ingest/sources/artifacts.py`: the byte budget was per input (three zips took three times the limit),
   extracted files stayed on disk until the batch ended, and a run-tree probe's extraction was kept
   beside the second one; `ingest/sources/workspace.py` (new): a killed ingest's temporary directory was
   never removed.
-- `dashboard/cache.py` `file_version`, `dashboard/baselines.py`: a 300-character run id raised
-  "file name too long"; `dashboard/table_exports.py`, `analysis/history.py`: history without arm or
-  at; `dashboard/forged.py` (new), `dashboard/export.py`: forged callback posts answered 500.
+- `views/cache.py` `file_version`, `views/baseline.py`: a 300-character run id raised
+  "file name too long"; `views/exports.py`, `analysis/comparison/history.py`: history without arm or
+  at; `dashboard/forged.py` (new), `dashboard/routes.py`: forged callback posts answered 500.
 - `dashboard/auth.py` `foreign_origin`: another site's wrong tokens locked out the real user.
 - `runner/worker.py` `_finish`, `runner/jobs.py` `final_state`, `runner/service.py` `cancel_job`:
   a cancel during the finish left the job "cancelled" and the catalog "success", and a job whose
