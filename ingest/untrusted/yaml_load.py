@@ -70,8 +70,13 @@ def check_aliases(node: yaml.Node) -> None:
     _expanded(node, {}, set(), len(distinct) + MAX_ALIAS_NODES)
 
 
-class BoundedSafeLoader(yaml.SafeLoader):
-    """`yaml.SafeLoader` that checks alias expansion before constructing anything."""
+# libyaml's parser when PyYAML was built with it (GuideLLM reports run to megabytes); the
+# constructor, where the check sits, is Python in both.
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class BoundedSafeLoader(_SAFE_LOADER):  # type: ignore[misc]
+    """A safe loader that checks alias expansion before constructing anything."""
 
     def construct_document(self, node: yaml.Node) -> Any:
         check_aliases(node)
