@@ -475,7 +475,8 @@ Found from outside (issue 29: round three of the attack run) and fixed, each wit
 `tests/reliability/test_round_three.py` that failed before:
 
 - `ingest/untrusted/yaml_load.py` (new): `load_yaml`, the one YAML loader, used by `ingest/defaults.py`,
-  `ingest/readers/multiturn.py`, `ingest/readers/auxiliary.py`, `runner/sources.py`,
+  `ingest/readers/multiturn.py`, `ingest/readers/auxiliary.py`, `ingest/readers/guidellm.py`,
+  `ingest/readers/inference_perf.py`, `runner/sources.py`,
   `analysis/cost.py`, `analysis/acceptance.py`, `dashboard/launching.py`, `views/master_configs.py`
   and `paretolens/commands/analysis_cmds.py`. A 1 KB alias bomb took 35 s and 3 GB, then a
   `MemoryError` that lost the batch.
