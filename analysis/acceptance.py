@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
-import yaml
 
 from analysis.frontier.prune import IDENTITY_COLUMNS
 from ingest.contract.col import Col
+from ingest.untrusted.yaml_load import load_yaml
 
 AcceptanceVerdict = Literal["ok", "warn", "fail", "not_measured"]
 # InferenceX's injector maps these prefixes to golden top keys; everything else matches by name.
@@ -62,7 +62,7 @@ def parse_golden_table(text: str, source: str) -> tuple[GoldenTable, ...]:
     Raises:
         ValueError: naming the file and key when the YAML is not a golden table.
     """
-    doc = yaml.safe_load(text)
+    doc = load_yaml(text)
     if not isinstance(doc, dict):
         raise ValueError(
             f"{source}: expected `family: {{thinking_on: {{K: AL}}}}`, got {doc!r:.60}"

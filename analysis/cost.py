@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ingest.bundled import HARDWARE_FILE
 from ingest.contract.col import Col
 from ingest.contract.schema import SPECS
+from ingest.untrusted.yaml_load import load_yaml
 
 CostClass = Literal["hyperscaler", "neocloud", "rental3y"]
 COST_CLASSES: tuple[CostClass, ...] = ("hyperscaler", "neocloud", "rental3y")
@@ -137,7 +138,7 @@ def load_hardware(path: Path = HARDWARE_FILE) -> HardwareFile:
         ValueError: naming the file and what is wrong with it.
     """
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = load_yaml(path.read_text())
         return HardwareFile.model_validate(doc)
     except (OSError, yaml.YAMLError, ValidationError) as exc:
         raise ValueError(f"{path}: {exc}") from exc

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from analysis.tables import Table, csv_text, finite, flat, markdown_table, records
+from ingest.untrusted.controls import escape_controls
 
 if TYPE_CHECKING:
     from rich.table import Table as RichTable
@@ -138,8 +139,9 @@ def _terminal(table: Table, how: Rendering) -> str:
     cols = _shown(table, how)
     out = RichTable(*cols, title=table.title or None, show_lines=False)
     for row in flat(finite(table.frame.select(cols))).iter_rows():
-        # Text cells: a label from a result file is shown as written, never read as markup.
-        out.add_row(*(Text(_cell(v, how.digits)) for v in row))
+        # Text cells: a label from a result file is shown as written, never read as markup, and
+        # its control characters escaped (an ESC in a model string does nothing to the terminal).
+        out.add_row(*(Text(escape_controls(_cell(v, how.digits), keep_layout=True)) for v in row))
     buf = io.StringIO()
     console = Console(file=buf, width=how.width, force_terminal=how.color, no_color=not how.color)
     console.print(keep_whole(out))

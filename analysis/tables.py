@@ -26,6 +26,7 @@ import polars as pl
 
 from ingest.contract.col import Col, ColumnSpec
 from ingest.contract.schema import SPECS
+from ingest.untrusted.controls import CONTROLS_PATTERN, escape_controls
 
 LIST_SEP = "; "
 
@@ -245,7 +246,21 @@ def csv_text(frame: pl.DataFrame, list_sep: str = LIST_SEP) -> str:
     Lists are joined with `list_sep`, NaN and infinities are empty; text cells that a spreadsheet
     would run as a formula are neutralised (`neutralise_formulas`).
     """
-    return neutralise_formulas(flat(finite(frame), list_sep)).write_csv()
+    return neutralise_formulas(escape_control_cells(flat(finite(frame), list_sep))).write_csv()
+
+
+def escape_control_cells(frame: pl.DataFrame) -> pl.DataFrame:
+    """Text cells with their control characters written as escapes (`ingest.untrusted.controls`): an ESC,
+    BEL or NUL in a file name or model string never reaches a terminal that shows the file, and a
+    newline never starts a line of its own. Only columns holding one are touched."""
+    hit = [
+        name
+        for name, dtype in frame.schema.items()
+        if dtype == pl.String and bool(frame[name].str.contains(CONTROLS_PATTERN).any())
+    ]
+    return frame.with_columns(
+        pl.col(name).map_elements(escape_controls, return_dtype=pl.String) for name in hit
+    )
 
 
 # Markdown metacharacters (CommonMark lets any ASCII punctuation be escaped with a backslash):
@@ -257,10 +272,10 @@ _MD_SPECIAL_OUTSIDE_TABLES = re.compile(r"([\\`*_\[\]()!<>~&:@]|(?<=[wW]{3})\.)"
 
 
 def md_text(value: object, *, in_table: bool = True) -> str:
-    """Text from a result file, inert in markdown: its metacharacters backslash-escaped and line
-    breaks made spaces, so it renders as the same characters and never as a link, image, HTML
+    """Text from a result file, inert in markdown: its metacharacters backslash-escaped, line
+    breaks made spaces and other control characters escapes (`\\x1b`), so it renders as the same characters and never as a link, image, HTML
     or formatting (`|` is escaped only in a table cell, where it would end the cell)."""
-    text = " ".join(str(value).splitlines())
+    text = escape_controls(" ".join(str(value).splitlines()))
     pattern = _MD_SPECIAL if in_table else _MD_SPECIAL_OUTSIDE_TABLES
     return pattern.sub(r"\\\1", text)
 

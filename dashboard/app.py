@@ -388,7 +388,9 @@ def create_app(
     for page in (run, missing, index, compare, jobs):
         page.register(dash_app, ctx)
     c.register_copy_link(dash_app)
-    routes.register_routes(dash_app.server, source, settings, ctx.fetcher, ctx.throttle)
+    routes.register_routes(
+        dash_app.server, source, settings, ctx.fetcher, ctx.throttle, dash_app.callback_map
+    )
 
     def embed_page() -> flask.Response:
         query = flask.request.query_string.decode("utf-8", "replace")

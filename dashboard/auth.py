@@ -7,7 +7,9 @@ form field, never in a query string (query strings end up in logs and browser hi
 compared with `hmac.compare_digest`. Wrong tokens are slowed down per client address
 (`Throttle`): after `FREE_WRONG_TOKENS` wrong ones, that address is refused (429) for a lockout
 that doubles with each further wrong token, up to `MAX_LOCKOUT_S`. The counts are shared by every
-server process of a deployment (`Throttle.path`).
+server process of a deployment (`Throttle.path`). A request another site's page made
+(`foreign_origin`) is refused before the throttle counts it: a page the user opens elsewhere
+could otherwise post wrong tokens from the user's own address and lock the user out.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from dashboard.settings import AppSettings
+from dashboard.settings import AppSettings, allowed_hosts
 
 TOKEN_HEADER = "X-Paretolens-Token"
 TOKEN_FIELD = "token"
@@ -77,6 +80,37 @@ def request_token(request: Any) -> str | None:
 _SCHEMA = "CREATE TABLE IF NOT EXISTS misses (client TEXT PRIMARY KEY, count INTEGER, last REAL)"
 
 
+# Host names every server answers; an Origin naming one of them on another port is another site.
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def foreign_origin(settings: AppSettings) -> str | None:
+    """The other site that made the request being handled (its Origin), or None when the
+    request is the app's own (its Origin is the request's Host, or a host name configured in
+    PARETOLENS_ALLOWED_HOSTS for a proxy) or was not made by a browser page (no Origin)."""
+    import flask
+
+    if not flask.has_request_context():
+        return None
+    headers = flask.request.headers
+    origin = headers.get("Origin")
+    if headers.get("Sec-Fetch-Site") == "cross-site":
+        return (origin or "another site")[:200]
+    if origin is None:
+        return None
+    try:
+        parts = urlsplit(origin)
+        name = (parts.hostname or "").lower()
+    except ValueError:
+        return origin[:200]
+    if parts.netloc and parts.netloc.lower() == flask.request.host.lower():
+        return None
+    hosts = allowed_hosts(settings)  # None ("*"): any Host, but an Origin must still be its own
+    if hosts is not None and name and name in hosts - _LOOPBACK:
+        return None
+    return origin[:200]
+
+
 @dataclass
 class Throttle:
     """Wrong tokens per client address; `guard` refuses a client in its lockout.
@@ -128,8 +162,16 @@ class Throttle:
         while a token is configured (without one every change is refused anyway).
 
         Raises:
+            AuthError: for a request another site's page made (`foreign_origin`), whatever its
+                token, without counting it against the client's address.
             Throttled: while the client's lockout lasts.
         """
+        foreign = foreign_origin(settings)
+        if foreign is not None:
+            raise AuthError(
+                f"refused: this request came from another site ({foreign}); changes are made "
+                "from paretolens's own pages or the command line"
+            )
         key = client or "?"
         now = float(self.clock())
         token = as_token(supplied)

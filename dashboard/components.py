@@ -18,6 +18,7 @@ from dash import ClientsideFunction, Dash, Input, Output, State, dcc, html
 from analysis.tables import Table
 from dashboard.figures.style import RUN_SYMBOLS
 from dashboard.ids import Id, control
+from dashboard.reject_list import listed
 from ingest.contract.schema import RejectCol, RunCol
 from views import urls
 from views.exports import EXPORTS
@@ -219,9 +220,14 @@ def _when(value: object) -> str:
 
 
 def run_banner(
-    run: Mapping[str, Any], rejects: pl.DataFrame, index: int, remove_href: str | None
+    run: Mapping[str, Any],
+    rejects: pl.DataFrame,
+    index: int,
+    remove_href: str | None,
+    full_href: str | None = None,
 ) -> html.Div:
-    """One run's metadata (branch, sha, created, status, link) and its rejected files and rows."""
+    """One run's metadata (branch, sha, created, status, link) and its rejected files and rows
+    (the first BANNER_LISTED of each kind by name, the rest counted; `full_href`: all of them)."""
     symbol = SYMBOL_GLYPHS.get(RUN_SYMBOLS[index % len(RUN_SYMBOLS)], "●")
     link = urls.safe_href(run.get(RunCol.HTML_URL))
     sha = str(run.get(RunCol.HEAD_SHA) or "")
@@ -287,12 +293,13 @@ def run_banner(
                         "nothing to store — show why"
                     ),
                     html.Ul(
-                        [
-                            html.Li(
+                        listed(
+                            ignored,
+                            lambda r: html.Li(
                                 [html.Code(str(r[RejectCol.PATH])), f" — {r[RejectCol.REASON]}"]
-                            )
-                            for r in ignored.iter_rows(named=True)
-                        ],
+                            ),
+                            full_href,
+                        ),
                         className="rejects",
                     ),
                 ],
@@ -300,16 +307,17 @@ def run_banner(
             )
         )
     if n:
-        items = [
-            html.Li(
+        items = listed(
+            rejects,
+            lambda r: html.Li(
                 [
                     html.Code(str(r[RejectCol.PATH])),
                     f" — {r[RejectCol.FIELD] + ': ' if r[RejectCol.FIELD] else ''}{r[RejectCol.REASON]}",
                     html.Span(f" ({r[RejectCol.READER]})", className="muted"),
                 ]
-            )
-            for r in rejects.iter_rows(named=True)
-        ]
+            ),
+            full_href,
+        )
         children.append(
             html.Details(
                 [

@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dashboard.settings import AppSettings
+from ingest.untrusted.yaml_load import load_yaml
 from runner import service
 from runner.errors import PlanError
 from runner.options import Commands, GithubOptions, SlurmOptions
@@ -76,7 +77,7 @@ def load_options(settings: AppSettings) -> dict[str, Any]:
             )
         return {}
     try:
-        doc = yaml.safe_load(path.read_text()) or {}
+        doc = load_yaml(path.read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise LaunchOptionsError(f"launch options {path}: not readable YAML: {exc}") from exc
     if not isinstance(doc, dict):
@@ -105,7 +106,7 @@ def parse_options(text: str | None) -> dict[str, Any]:
         PlanError: when the text is not a YAML mapping.
     """
     try:
-        doc = yaml.safe_load(text or "") or {}
+        doc = load_yaml(text or "") or {}
     except yaml.YAMLError as exc:
         raise PlanError("options", f"not valid YAML: {exc}") from exc
     if not isinstance(doc, dict):

@@ -23,6 +23,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from dashboard import auth, launching
 from dashboard.fetch import Fetcher
+from dashboard.forged import CALLBACK_PATH, malformed_callback
 from dashboard.settings import AppSettings
 from ingest.defaults import check_defaults
 from ingest.errors import SchemaError
@@ -137,8 +138,10 @@ def register_routes(
     settings: AppSettings,
     fetcher: Fetcher,
     throttle: auth.Throttle | None = None,
+    callback_map: dict[str, Any] | None = None,
 ) -> None:
-    """Add the export and API routes and the one error handler to the Flask server."""
+    """Add the export and API routes and the one error handler to the Flask server
+    (`callback_map`: the Dash app's, to tell a forged callback request from a bug)."""
     throttle = throttle or auth.Throttle()
 
     def token() -> str | None:
@@ -251,6 +254,11 @@ def register_routes(
     def on_unexpected(exc: Exception) -> BaseResponse:
         if isinstance(exc, HTTPException) and exc.code:
             return exc.get_response()  # werkzeug HTTP errors
+        if callback_map is not None and request.path.endswith(CALLBACK_PATH):
+            wrong = malformed_callback(callback_map, request.get_json(silent=True))
+            if wrong is not None:  # a forged request: the client's fault, one short log line
+                log.warning("malformed callback request: %s", wrong[:200])
+                return _error(400, f"malformed callback request: {wrong}")
         log_unexpected(exc)
         return _error(500, "internal error; the server log names the exception")
 

@@ -17,6 +17,7 @@ from ingest.normalize.canonical import canonical_hw
 from ingest.normalize.values import coerce_value
 from ingest.report import FileOutcome, Ignored, IngestReport, Reject
 from ingest.sources.artifacts import Collected, Unit
+from ingest.untrusted.yaml_load import load_yaml
 
 Row = dict[str, Any]
 
@@ -153,7 +154,7 @@ def read_local_defaults(
                 keep.append(f)
                 continue
             try:
-                doc = yaml.safe_load(f.data.decode("utf-8-sig"))
+                doc = load_yaml(f.data.decode("utf-8-sig"))
                 if not isinstance(doc, dict):
                     raise SchemaError("", "expected a mapping of column names to values")
                 local[f.rel.rpartition("/")[0] + "/" if "/" in f.rel else ""] = (

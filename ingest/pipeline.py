@@ -12,7 +12,6 @@ The rooms: `ingest.report` (outcomes), `ingest.reading` (units through readers),
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +31,7 @@ from ingest.rows import build_rows
 from ingest.run_ids import check_run_id
 from ingest.sources.artifacts import Collected, collect_all
 from ingest.sources.run_meta import run_metas
+from ingest.sources.workspace import workspace
 from ingest.store import Store
 
 __all__ = [
@@ -102,8 +102,8 @@ def ingest_paths(
     per_run_evals: dict[str, list[pl.DataFrame]] = {}
     if run_id is not None:
         check_run_id(run_id)
-    with tempfile.TemporaryDirectory(prefix="paretolens-ingest-") as work:
-        collected = collect_all([Path(p) for p in paths], Path(work), run_id)
+    with workspace() as work:
+        collected = collect_all([Path(p) for p in paths], work, run_id)
         # Nothing is read or written under an id the dashboard could not link to.
         for rid, _ in collected:
             check_run_id(rid)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from runner.errors import JobBusy, JobNotFound
-from runner.locks import LockHeld, hold, is_held, read_json, write_json
+from runner.locks import LOOK_PATIENCE_S, LockHeld, hold, is_held, read_json, write_json
 from runner.plan import BackendName, Plan
 
 if TYPE_CHECKING:
@@ -162,8 +162,11 @@ class JobRecord(BaseModel):
         return sum(1 for p in self.points if p.state.terminal)
 
     def final_state(self) -> JobState:
-        """The state the job ends in once every point is terminal."""
+        """The state the job ends in once every point is terminal: succeeded when every point
+        did, even if a cancel came after the last one finished (it cancelled nothing)."""
         states = {p.state for p in self.points}
+        if states == {PointState.SUCCEEDED} and not self.error:
+            return JobState.SUCCEEDED
         if self.cancel_requested or PointState.CANCELLED in states:
             return JobState.CANCELLED
         if self.error or states - {PointState.SUCCEEDED}:
@@ -281,7 +284,8 @@ class JobTable:
         self.get(job_id)
         with contextlib.ExitStack() as stack:
             try:
-                stack.enter_context(hold(self.job_dir(job_id) / "worker.lock", wait=False))
+                lock = self.job_dir(job_id) / "worker.lock"
+                stack.enter_context(hold(lock, wait=False, patience_s=LOOK_PATIENCE_S))
             except LockHeld as exc:
                 raise JobBusy(job_id) from exc
 

@@ -12,6 +12,7 @@ import fcntl
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -22,26 +23,41 @@ class LockHeld(Exception):
 
 
 @contextlib.contextmanager
-def hold(path: Path, *, wait: bool = True) -> Iterator[IO[str]]:
+def hold(path: Path, *, wait: bool = True, patience_s: float = 0.0) -> Iterator[IO[str]]:
     """Hold an exclusive lock on `path` (created if missing).
 
+    With `wait` False the lock is tried for `patience_s` seconds before giving up: `is_held`
+    takes a lock for a moment to look at it, so a process starting while another looks would
+    otherwise take the look for a live holder.
+
     Raises:
-        LockHeld: when `wait` is False and another process holds it.
+        LockHeld: when `wait` is False and another process holds it (for `patience_s`).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError as exc:
-            raise LockHeld(str(path)) from exc
+        deadline = time.monotonic() + patience_s
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+                break
+            except BlockingIOError as exc:
+                if time.monotonic() >= deadline:
+                    raise LockHeld(str(path)) from exc
+                time.sleep(0.005)
         try:
             yield fh
         finally:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+# How long a starting worker keeps trying a lock that `is_held` may be looking at: a look holds
+# it for microseconds, a live worker for as long as it lives.
+LOOK_PATIENCE_S = 1.0
+
+
 def is_held(path: Path) -> bool:
-    """Whether some process holds the lock on `path` now."""
+    """Whether some process holds the lock on `path` now (it takes the lock for a moment: a
+    process taking it at that moment must allow `LOOK_PATIENCE_S`)."""
     if not path.exists():
         return False
     try:

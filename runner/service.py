@@ -239,9 +239,12 @@ def cancel_job(
         return get_job(store, job_id)
 
     def flag(r: JobRecord) -> None:
-        r.cancel_requested = True
+        if not r.state.terminal:  # a job that finished meanwhile is not cancelled after the fact
+            r.cancel_requested = True
 
     job = table.update(job_id, flag)
+    if job.state.terminal:
+        return get_job(store, job_id)
     token_value = settings.github_token.get_secret_value() if settings.github_token else None
     backend = make_backend(job.backend, BackendContext(store, table, token_value))
     if not table.worker_alive(job_id):
@@ -259,7 +262,7 @@ def cancel_job(
                         PointState.CANCELLED,
                         "cancelled while no worker was running",
                     )
-            r.state = JobState.CANCELLED
+            r.state = r.final_state()
             r.finished_at = r.updated_at
 
         job = table.update(job_id, finish)

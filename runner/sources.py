@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from ingest.contract.col import Col
 from ingest.contract.plans import ArmPlan
+from ingest.untrusted.yaml_load import load_yaml
 from runner.errors import PlanError
 from runner.plan import Arm, Plan, parse_plan, plan_error, point_id
 
@@ -77,7 +78,7 @@ def read_document(path: Path) -> Any:
     except OSError as exc:
         raise PlanError("", f"cannot read: {exc.strerror or exc}", source=str(path)) from exc
     try:
-        return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        return json.loads(text) if path.suffix == ".json" else load_yaml(text)
     except (ValueError, yaml.YAMLError) as exc:
         raise PlanError(
             "", f"not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}", source=str(path)

@@ -234,15 +234,17 @@ def _fail(table: JobTable, job_id: str, error: str) -> None:
 
 
 def _finish(table: JobTable, job_id: str) -> JobRecord:
-    job = table.get(job_id)
-    # The catalog first: once the record says final, readers may expect the run to say so too.
-    if job.backend != "github" and job.run_id in table.store.run_ids():
-        with table.store.lock():
-            table.store.upsert_run({RunCol.RUN_ID: job.run_id, **run_meta(job, in_progress=False)})
+    """Decide the job's final state once, under its record lock, and write the run's catalog
+    entry from that same decision before the record: a cancel (which flags the job under the
+    same lock) comes wholly before or wholly after, so the record and the catalog agree."""
 
     def change(r: JobRecord) -> None:
         r.state = r.final_state()
         r.finished_at = now()
+        # The catalog first: once the record says final, readers may expect the run to say so.
+        if r.backend != "github" and r.run_id in table.store.run_ids():
+            with table.store.lock():
+                table.store.upsert_run({RunCol.RUN_ID: r.run_id, **run_meta(r, in_progress=False)})
 
     return table.update(job_id, change)
 

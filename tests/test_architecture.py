@@ -21,7 +21,11 @@ PACKAGES = ("ingest", "analysis", "views", "dashboard", "runner", "paretolens")
 # layout section says the same (test_the_readme_states_the_rules).
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "ingest": frozenset(),
-    "analysis": frozenset({"ingest.contract", "ingest.errors", "ingest.bundled"}),
+    # ingest.untrusted: the one escape of control characters and the one YAML loader, leaves
+    # with no import of the project; ingest.bundled: where the bundled data files are.
+    "analysis": frozenset(
+        {"ingest.contract", "ingest.errors", "ingest.untrusted", "ingest.bundled"}
+    ),
     "runner": frozenset({"ingest"}),
     "views": frozenset({"ingest", "analysis", "runner"}),
     "dashboard": frozenset({"views", "ingest", "analysis", "runner"}),

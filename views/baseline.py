@@ -184,7 +184,10 @@ def build_baseline(
             )
     else:
         base_id = view.baseline
-        stored = read([base_id])
+        # Only a run of the catalog is read: any other id names no stored file (a 300-character
+        # one names a file the file system cannot even look for).
+        known = base_id in set(catalog.get_column(RunCol.RUN_ID).to_list())
+        stored = read([base_id]) if known else read([run_id]).clear()
         base = stored
         if base_id == run_id:
             notes.append("the baseline is the run itself: pick another run, or main")

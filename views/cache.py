@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from collections import OrderedDict
@@ -49,10 +50,15 @@ class LRU:
 
 
 def file_version(path: Path) -> tuple[str, int, int]:
-    """A file's name, mtime and size (zeros when it does not exist)."""
+    """A file's name, mtime and size (zeros when it does not exist, or cannot: a name too long
+    for the file system, as a 300-character run id in a URL makes, names no stored file)."""
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        return (path.name, 0, 0)
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
         return (path.name, 0, 0)
     return (path.name, st.st_mtime_ns, st.st_size)
 

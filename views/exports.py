@@ -121,7 +121,15 @@ EXPORTS: dict[str, Export] = {
 }
 EXPORTS["runs"] = Export(IndexView, index_table)
 EXPORTS["jobs"] = Export(JobsView, lambda source, view: jobs_table(source.store, view))
-EXPORTS["history"] = Export(HistoryView, history_table)  # issue 14
+
+
+def _history_table(source: DataSource, view: HistoryView) -> Table:
+    if not view.arm or view.at is None:
+        raise ExportError(400, "the query needs arm=<arm id> and at=<x> (the history page's own)")
+    return history_table(source, view)
+
+
+EXPORTS["history"] = Export(HistoryView, _history_table)  # issue 14
 
 
 @dataclass(frozen=True)

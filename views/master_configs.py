@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from analysis.sweep.sweep_config import SweepConfig, validate_sweep_config
 from ingest.store import Store
+from ingest.untrusted.yaml_load import load_yaml
 
 __all__ = ["MASTERS_DIR", "load_master", "master_configs", "master_path", "yaml_problem"]
 
@@ -48,7 +49,7 @@ def load_master(path: Path) -> SweepConfig:
         ValueError: the file is not a valid master config (the reason).
     """
     try:
-        return validate_sweep_config(yaml.safe_load(path.read_text(encoding="utf-8")))
+        return validate_sweep_config(load_yaml(path.read_text(encoding="utf-8")))
     except (yaml.YAMLError, ValidationError) as exc:
         raise ValueError(f"master config {path.name} is not valid: {exc}") from exc
 
@@ -57,7 +58,7 @@ def yaml_problem(text: str) -> str | None:
     """Why a search-space YAML text is not a valid InferenceX master config (None when it is;
     `analysis.sweep.sweep_config.validate_sweep_config` on the text read back)."""
     try:
-        doc = yaml.safe_load(text)
+        doc = load_yaml(text)
     except yaml.YAMLError as exc:
         return f"the YAML does not parse: {exc}"
     if doc is None:

@@ -23,7 +23,7 @@ from analysis.comparison.ranking import rank_at
 from analysis.cost import COST_COLUMNS, Costs, HardwareFile, axis_label, parse_hwcost
 from analysis.frontier.prune import Analysis, analyze_points
 from analysis.frontier.slo import parse_slo
-from analysis.sweep.export import SearchSpace, dispatch_command, search_space
+from analysis.sweep.export import SearchSpace, comment, dispatch_command, search_space
 from analysis.sweep.pruned import PrunedList, prune_list, pruned_json, selection_list
 from analysis.sweep.sweep_config import SweepConfig
 from ingest.contract.col import Col
@@ -340,7 +340,7 @@ class RunData:
     def pruned_yaml(self) -> str:
         """The pruned list as an InferenceX search-space snippet (or why it cannot be one)."""
         space = self.pruned_space
-        return f"# {space}\n" if isinstance(space, str) else space.yaml()
+        return comment(space) if isinstance(space, str) else space.yaml()
 
     @cached_property
     def pruned_check(self) -> str | None:

@@ -57,7 +57,11 @@ def arm_history(
         not reach x), `x_lo`/`x_hi` (the x range it covers) and `points` (how many points of
         the arm the run has).
     """
-    chosen = points.filter(pl.col(Col.ARM_ID).is_in(list(arm_ids)))
+    chosen = (
+        points.filter(pl.col(Col.ARM_ID).is_in(list(arm_ids)))
+        if arm_ids and Col.ARM_ID in points.columns
+        else points.clear()
+    )
     if chosen.height == 0:
         return (
             pl.DataFrame(schema={c: pl.String for c in HISTORY_COLUMNS})

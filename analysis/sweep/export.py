@@ -9,6 +9,7 @@ validated by `analysis.sweep.sweep_config`; arms that cannot be valid entries ar
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from analysis.sweep.recipes import Row, entry_identity
 from analysis.sweep.sweep_config import SweepConfig, validate_sweep_config
 from ingest.contract.col import Col
 from ingest.contract.plans import ArmPlan
+from ingest.untrusted.controls import escape_controls
 
 
 def _entry(arm: ArmPlan, row: Row, template: dict[str, Any] | None) -> dict[str, Any]:
@@ -90,12 +92,12 @@ class SearchSpace:
     def yaml(self) -> str:
         """The snippet as YAML in the style of the master configs (skipped arms and the SLO the
         kept points meet as comments)."""
-        head = f"# kept points meet the SLO {self.slo}\n" if self.slo else ""
-        head += "".join(f"# not exported: {label}: {why}\n" for label, why in self.skipped)
+        notes = [f"kept points meet the SLO {self.slo}"] if self.slo else []
+        notes += [f"not exported: {label}: {why}" for label, why in self.skipped]
         body = (
             yaml.dump(self.doc, Dumper=_FlowDumper, sort_keys=False, width=200) if self.doc else ""
         )
-        return head + body
+        return "".join(map(comment, notes)) + body
 
 
 def _top(arm: ArmPlan, row: Row, m: Any) -> dict[str, Any]:
@@ -210,6 +212,12 @@ def _represent_dict(dumper: yaml.SafeDumper, data: dict[str, Any]) -> yaml.Node:
 _FlowDumper.add_representer(dict, _represent_dict)
 
 
+def comment(text: str) -> str:
+    """`text` as one YAML (and shell) comment line: its control characters written as escapes,
+    so a newline in a label from a result file can never end the comment and start an entry."""
+    return f"# {escape_controls(text)}\n"
+
+
 def search_space_yaml(pruned: PrunedList, dram_utilization: float = 0.80) -> str:
     """`search_space(...).yaml()`: the snippet text, skipped arms as leading comments."""
     return search_space(pruned, dram_utilization).yaml()
@@ -295,7 +303,7 @@ def dispatch_command(
         raise ValueError("no points were kept, so there is nothing to dispatch")
     problem = dispatch_problem(pruned)
     if problem is not None:
-        return f"# no single test-config line runs exactly the kept points: {problem}"
+        return comment(f"no single test-config line runs exactly the kept points: {problem}")[:-1]
     keys = sorted({a.config_key for a in pruned.arms})
     concs = sorted({c for a in pruned.arms for c in a.conc_list})
     if config_files is None:
@@ -306,14 +314,25 @@ def dispatch_command(
         )
         amd = any(str(h).startswith("mi") for h in hws)
         config_files = ("configs/amd-master.yaml",) if amd else ("configs/nvidia-master.yaml",)
-    return (
-        f"test-config --config-keys {' '.join(keys)} --conc {' '.join(map(str, concs))} "
-        f"--config-files {' '.join(config_files)} --runner-config {runner_config}"
+    # Built as a list of arguments and quoted by shlex: a key from a result file is one word.
+    return shlex.join(
+        [
+            "test-config",
+            "--config-keys",
+            *keys,
+            "--conc",
+            *map(str, concs),
+            "--config-files",
+            *config_files,
+            "--runner-config",
+            runner_config,
+        ]
     )
 
 
 __all__ = [
     "SearchSpace",
+    "comment",
     "dispatch_command",
     "dispatch_problem",
     "search_space",

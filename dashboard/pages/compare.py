@@ -9,6 +9,7 @@ from dash import ALL, Dash, Input, Output, State, dcc, html
 
 from analysis.comparison.baseline import MAIN
 from dashboard import components as c
+from dashboard import forged
 from dashboard.context import AppContext
 from dashboard.figures import compare
 from dashboard.ids import COMPARE_CONTROL, Id, control
@@ -211,7 +212,5 @@ class CompareCallbacks:
 
     def on_compare(self, values: list[Any], ids: list[dict[str, Any]]) -> tuple[str, list[Any]]:
         """Controls write the URL and redraw the comparison."""
-        view, _ = CompareView.from_controls(
-            {i["field"]: v for i, v in zip(ids, values, strict=True)}
-        )
+        view, _ = CompareView.from_controls(forged.control_values(values, ids))
         return "?" + view.query(), body(self.app, view)

@@ -9,6 +9,7 @@ from dash import ALL, Dash, Input, Output, State, dcc, html
 
 from analysis.tables import Table
 from dashboard import components as c
+from dashboard import forged
 from dashboard.context import AppContext
 from dashboard.ids import INDEX_CONTROL, Id, control
 from dashboard.pages.run_panels import dropdown
@@ -193,7 +194,7 @@ class IndexCallbacks:
 
     def on_filters(self, values: list[Any], ids: list[dict[str, Any]]) -> tuple[Any, ...]:
         """Filters write the URL and refill the grid."""
-        view, _ = IndexView.from_controls({i["field"]: v for i, v in zip(ids, values, strict=True)})
+        view, _ = IndexView.from_controls(forged.control_values(values, ids))
         return (
             "?" + view.query(),
             grid_rows(index_table(self.app.source, view)),
@@ -201,9 +202,9 @@ class IndexCallbacks:
         )
 
     @staticmethod
-    def on_select(selected: list[dict[str, Any]] | None) -> Any:
+    def on_select(selected: list[forged.RunRow] | None) -> Any:
         """Ticked runs: overlay them, or compare two."""
-        ids = [str(r[RunCol.RUN_ID]) for r in selected or []]
+        ids = [str(r["run_id"]) for r in selected or []]
         if not ids:
             return html.Span("Tick runs to overlay or compare them.", className="muted small")
         links: list[Any] = [

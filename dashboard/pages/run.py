@@ -14,6 +14,7 @@ from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html,
 from dash.exceptions import PreventUpdate
 
 from dashboard import components as c
+from dashboard import forged
 from dashboard.context import AppContext
 from dashboard.figures import updates
 from dashboard.ids import Id, control
@@ -91,7 +92,8 @@ def banners(data: RunData, view: RunView) -> list[html.Div]:
         rest = tuple(r for r in view.runs if r != rid)
         remove = urls.run(view.replace(runs=rest, hide=(), point=None)) if rest else None
         rejects = data.rejects.filter(data.rejects.get_column(RejectCol.RUN_ID) == rid)
-        out.append(c.run_banner(run, rejects, i, remove))
+        full = urls.export("rejects", "csv", view.query())
+        out.append(c.run_banner(run, rejects, i, remove, full))
     return out
 
 
@@ -164,8 +166,8 @@ def layout(app: AppContext, query: str) -> Any:
 
 
 def control_values(values: list[Any], ids: list[dict[str, Any]]) -> dict[str, Any]:
-    """Pattern-matched control values keyed by their URL-state field."""
-    return {i["field"]: v for i, v in zip(ids, values, strict=True)}
+    """Pattern-matched control values keyed by their URL-state field (`forged.control_values`)."""
+    return forged.control_values(values, ids)
 
 
 class RunCallbacks:
@@ -263,7 +265,7 @@ class RunCallbacks:
         return p.detail_panel(self.app.source.run_data(view), view)
 
     @staticmethod
-    def on_chart_click(click: dict[str, Any] | None) -> Any:
+    def on_chart_click(click: forged.ClickData | None) -> Any:
         """Clicking a point pins it."""
         return (
             str(click["points"][0]["customdata"][0]) if click and click.get("points") else no_update

@@ -3,6 +3,7 @@ ranking of arms at a target interactivity."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -400,11 +401,22 @@ def pruned_body(data: RunData, view: RunView) -> list[Any]:
     ]
 
 
+# Rows the rejects tab's grid holds; its exports hold every one.
+GRID_REJECTS = 1000
+
+
 def rejects_body(data: RunData, view: RunView) -> list[Any]:
-    """The rejected-files tab."""
+    """The rejected-files tab (the first GRID_REJECTS rows; the exports have them all)."""
     t = run_table(data, "rejects")
+    shown: list[Any] = []
+    if t.frame.height > GRID_REJECTS:
+        shown = [
+            f" · the first {GRID_REJECTS:,} of {t.frame.height:,} are shown; "
+            "the exports hold every one"
+        ]
+        t = dataclasses.replace(t, frame=t.frame.head(GRID_REJECTS))
     return [
-        html.Div(c.export_links("rejects", view.query()), className="small"),
+        html.Div([c.export_links("rejects", view.query()), *shown], className="small"),
         _grid_or_empty(
             Id.REJECTS_GRID,
             t,

@@ -29,6 +29,7 @@ from ingest.contract.col import STATS, Col
 from ingest.contract.schema import SPECS
 from ingest.errors import SchemaError
 from ingest.normalize.values import FLOAT, KIND, STR, STR_LIST
+from ingest.untrusted.controls import CONTROLS, CONTROLS_PATTERN, first_control
 
 Row = dict[str, Any]
 
@@ -174,6 +175,28 @@ class LongerThan:
 
 
 @dataclass(frozen=True)
+class HasControl:
+    """Broken by a text holding a control character (`ingest.untrusted.controls.CONTROLS`)."""
+
+    def first_broken(self, fields: Sequence[str], row: Mapping[str, Any]) -> str | None:
+        for f in fields:
+            v = row.get(f)
+            if isinstance(v, str) and CONTROLS.search(v):
+                return f
+        return None
+
+    def expr(self, fields: Sequence[str], live: frozenset[str]) -> pl.Expr | None:
+        cols = _live(fields, live)
+        if not cols:
+            return None
+        return pl.any_horizontal(c.str.contains(CONTROLS_PATTERN).fill_null(False) for c in cols)
+
+    def figures(self, field: str, row: Mapping[str, Any]) -> dict[str, Any]:
+        v = row.get(field)
+        return {"char": first_control(v) if isinstance(v, str) else ""}
+
+
+@dataclass(frozen=True)
 class Reciprocal:
     """Broken when a field and its partner (`partners[field]`), both known and non-zero, are not
     each other's reciprocal within a factor `within` (the product outside 1/within..within)."""
@@ -229,6 +252,12 @@ NON_NEGATIVE: tuple[str, ...] = tuple(
 _TPOTS = tuple(f"{s}_tpot" for s in STATS)
 _TEXTS = tuple(c for c, k in KIND.items() if k == STR)
 _TEXT_LISTS = tuple(c for c, k in KIND.items() if k == STR_LIST)
+# Text that names a point, its arm or its run: it reaches labels, file names, the pruned
+# snippet and the dispatch line, so a control character in it (a newline that starts a YAML
+# entry, an ESC for the terminal) is refused. Free text (the source path, server flags,
+# metadata, warnings) may hold them and is escaped where it is shown.
+_FREE_TEXTS = {str(Col.SOURCE_PATH), str(Col.SERVER_FLAGS), str(Col.METADATA)}
+IDENTITY_TEXTS = tuple(c for c in _TEXTS if c not in _FREE_TEXTS)
 _CONC, _RATE, _ERROR_RATE = str(Col.CONC), str(Col.REQUEST_RATE), str(Col.ERROR_RATE)
 
 # In the order the one-row path checks them: a row breaking several is refused for the first.
@@ -259,6 +288,11 @@ RULES: tuple[Rule, ...] = (
         _TEXT_LISTS,
         LongerThan(MAX_STRING_CHARS, items=True),
         "an item of {length} characters, over the {limit} limit",
+    ),
+    Rule(
+        IDENTITY_TEXTS,
+        HasControl(),
+        "holds a control character ({char}); names, labels and identity fields may not",
     ),
     # Milliseconds written where seconds belong show up as a factor of 1000 between a file's
     # TPOT and its interactivity (1/TPOT); real files agree within a few percent.

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from ingest.readers.base import ReadResult, SourceFile
+from ingest.untrusted.yaml_load import load_yaml
 
 _STATUS = {"SUCCESS", "SUCCEEDED", "FAILED", "FAILURE", "ERROR", "TIMEOUT", "CANCELLED", "RUNNING"}
 _VLLM_CONFIG_KEYS = {
@@ -57,7 +58,7 @@ def _vllm_config_yaml(src: SourceFile) -> bool:
     if len(src.data) > 16 * 1024 or src.data.lstrip()[:1] in (b"{", b"["):
         return False
     try:
-        doc = yaml.safe_load(src.data)
+        doc = load_yaml(src.data)
     except yaml.YAMLError:
         return False
     return isinstance(doc, dict) and bool(doc) and set(map(str, doc)) & _VLLM_CONFIG_KEYS != set()

@@ -49,6 +49,7 @@ from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import number
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
+from ingest.untrusted.yaml_load import load_yaml
 
 TOOL = "guidellm"
 _YAML_NAMES = (".yaml", ".yml")
@@ -97,9 +98,8 @@ def is_report(doc: Any) -> bool:
 def _yaml_doc(src: SourceFile) -> Any:
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(src.text(), Loader=loader)
+        return load_yaml(src.text())
     except yaml.YAMLError as exc:
         raise ParseError(src.rel, "", f"GuideLLM YAML report is not valid YAML: {exc}") from exc
 

@@ -37,6 +37,7 @@ from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import number
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
+from ingest.untrusted.yaml_load import load_yaml
 
 TOOL = "inference-perf"
 _STAGE = re.compile(r"^stage_(\d+)_lifecycle_metrics\.json$")
@@ -86,7 +87,7 @@ def _config(files: list[SourceFile]) -> tuple[SourceFile | None, Mapping[str, An
         if src.name not in ("config.yaml", "config.yml"):
             continue
         try:
-            doc = yaml.safe_load(src.text())
+            doc = load_yaml(src.text())
         except yaml.YAMLError as exc:
             raise ParseError(
                 src.rel, "", f"inference-perf config.yaml is not valid YAML: {exc}"

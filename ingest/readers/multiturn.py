@@ -30,6 +30,7 @@ from ingest.readers.vllm_command import (
     serve_flags,
     split_command,
 )
+from ingest.untrusted.yaml_load import load_yaml
 
 _POLLED_HEADER = "timestamp_sec,relative_time_sec,kv_cache_usage_pct"
 _POLLED_HEADER_BYTES = _POLLED_HEADER.encode()
@@ -107,7 +108,7 @@ def _server_flags(files: list[SourceFile]) -> tuple[Row, list[str], list[str]]:
             and str(cli.get("config", "")).endswith(src.name)
         ):
             try:
-                loaded = yaml.safe_load(src.text())
+                loaded = load_yaml(src.text())
             except yaml.YAMLError as exc:
                 raise ParseError(src.rel, "", f"vLLM --config is not valid YAML: {exc}") from exc
             if isinstance(loaded, dict):

@@ -17,14 +17,17 @@ units named `agentic_<x>`, `server_logs_<x>`, `power_audit_<x>` share the pair k
 
 Files are read by `ingest.sources.files` (regular files only, within MAX_FILE_BYTES; names that are not
 UTF-8 are reported, not read) and zips extracted by `ingest.sources.zips.safe_extract`, which refuses
-what could escape or explode; the zips inside a zip share one input's byte budget and are
-followed at most MAX_ZIP_DEPTH deep.
+what could escape or explode; every zip of a batch (nested ones included) draws on one byte
+budget, zips are followed at most MAX_ZIP_DEPTH deep, and each zip's extracted files leave the
+disk as soon as they are read.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import shutil
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,9 +160,14 @@ def _group(
 
 @dataclass
 class _Budget:
-    """Uncompressed bytes still allowed for one input, shared by its nested zips."""
+    """Uncompressed bytes still allowed for one batch (one `collect_all`): every zip of every
+    input, nested ones included, draws on it. A budget per input let three zips within the
+    limit take three times the limit in one batch."""
 
     left: int = field(default_factory=lambda: MAX_ARCHIVE_BYTES)
+
+    def limit_text(self) -> str:
+        return f"the batch's {MAX_ARCHIVE_BYTES} byte limit for archives ({self.left} left)"
 
 
 def _from_zip(
@@ -177,16 +185,18 @@ def _from_zip(
             FileProblem(rel_zip, f"zips nested more than {MAX_ZIP_DEPTH} deep: not extracted")
         )
         return []
-    target = work / f"z{len(list(work.iterdir()))}"
-    target.mkdir()
+    target = Path(tempfile.mkdtemp(prefix="z", dir=work))
     try:
         extracted = safe_extract(zpath, target, limit=budget.left)
     except UnsafeArchiveError as exc:
-        problems.append(FileProblem(rel_zip, f"unsafe or broken archive: {exc}"))
+        why = str(exc)
+        if why.endswith(f"over the {budget.left} byte limit"):
+            why = why.replace(f"the {budget.left} byte limit", budget.limit_text())
+        problems.append(FileProblem(rel_zip, f"unsafe or broken archive: {why}"))
         return []
     budget.left -= sum(p.stat().st_size for p in extracted)
     units: list[Unit] = []
-    inner = walk(target)
+    inner = walk(target, problems)
     nested = [(p, r) for p, r in inner if is_zip(r)]
     plain = [(p, r) for p, r in inner if not is_zip(r)]
     units.extend(_group(plain, artifact_name(shown(zpath.stem)), f"{rel_zip}/", problems))
@@ -201,6 +211,9 @@ def _from_zip(
                 budget=budget,
             )
         )
+    # Everything extracted has been read (or extracted further): free the disk now, not at
+    # the end of the batch.
+    shutil.rmtree(target, ignore_errors=True)
     return units
 
 
@@ -268,7 +281,7 @@ def _collect_dir(
     budget: _Budget | None = None,
     depth: int = 1,
 ) -> list[Unit]:
-    entries = utf8_only(walk(root), problems)
+    entries = utf8_only(walk(root, problems), problems)
     zips = [(p, r) for p, r in entries if is_zip(r)]
     plain = [(p, r) for p, r in entries if not is_zip(r)]
     units = _group(plain, shown(root.name), "", problems)
@@ -278,17 +291,18 @@ def _collect_dir(
     return units
 
 
-def _collect_run_zip(path: Path, work: Path, problems: list[FileProblem]) -> Collected | None:
+def _collect_run_zip(
+    path: Path, work: Path, problems: list[FileProblem], budget: _Budget
+) -> Collected | None:
     """A zip of a whole run tree, read as that tree; None when it is one artifact's zip."""
-    target = work / f"z{len(list(work.iterdir()))}"
-    target.mkdir()
-    budget = _Budget()
+    target = Path(tempfile.mkdtemp(prefix="z", dir=work))
     try:
         extracted = safe_extract(path, target, limit=budget.left)
     except UnsafeArchiveError:
         return None  # _from_zip reports it with the archive's name
     root = run_root(target)
     if not _is_run_tree(root):
+        shutil.rmtree(target, ignore_errors=True)  # _from_zip extracts it again as one artifact
         return None
     # The zips inside share the outer zip's byte budget, as nested artifact zips do.
     budget.left -= sum(p.stat().st_size for p in extracted)
@@ -298,22 +312,24 @@ def _collect_run_zip(path: Path, work: Path, problems: list[FileProblem]) -> Col
     return Collected(run, kept, problems, superseded)
 
 
-def collect(path: Path, work: Path) -> Collected:
-    """Turn one input path into units (zips are extracted under `work`).
+def collect(path: Path, work: Path, budget: _Budget | None = None) -> Collected:
+    """Turn one input path into units (zips are extracted under `work`, drawing on `budget`,
+    the batch's; a new one when None).
 
     A directory holding only one run directory, and a zip of a run directory, are read as that
     run directory: same relative paths, and the run directory's name as the default run id.
     """
     problems: list[FileProblem] = []
+    budget = budget or _Budget()
     if path.is_dir():
         root = run_root(path)
-        units = _collect_dir(root, work, problems)
+        units = _collect_dir(root, work, problems, budget=budget)
         run = shown(root.resolve().name)
     elif path.suffix == ".zip":
-        whole = _collect_run_zip(path, work, problems)
+        whole = _collect_run_zip(path, work, problems, budget)
         if whole is not None:
             return whole
-        units = _from_zip(path, work, problems)
+        units = _from_zip(path, work, problems, budget=budget)
         run = artifact_name(shown(path.stem))
     elif path.exists() or path.is_symlink():
         entries = utf8_only([(path, path.name)], problems)
@@ -354,10 +370,11 @@ def collect_all(
         run_id: the run id for everything, or None for each input's default.
     """
     merged: dict[str, Collected] = {}
+    budget = _Budget()  # one for the whole batch
     for i, p in enumerate(paths):
         wdir = work / f"in{i}"
         wdir.mkdir()
-        c = collect(p, wdir)
+        c = collect(p, wdir, budget)
         if is_artifact_name(p.name) and (p.is_dir() or p.suffix == ".zip"):
             if p.is_dir():
                 c = _rerooted(c, f"{shown(p.name)}/")

@@ -133,11 +133,13 @@ def utf8_only(
     return out
 
 
-def walk(root: Path) -> list[tuple[Path, str]]:
+def walk(root: Path, problems: list[FileProblem] | None = None) -> list[tuple[Path, str]]:
     """Files under `root` that are not directories (hidden names skipped), as (path, posix rel).
 
     Sorted as `sorted(root.rglob("*"))` sorts (by path components); directories that are symlinks
-    are listed, not followed, and an unreadable directory is skipped, as rglob does.
+    are listed, not followed. A directory that cannot be listed (no permission, an I/O error) is
+    reported in `problems` as `<its path>/` with why, never skipped silently: what it holds
+    would otherwise be missing from the run without a word.
     """
     found: list[tuple[tuple[str, ...], str]] = []
 
@@ -145,7 +147,16 @@ def walk(root: Path) -> list[tuple[Path, str]]:
         try:
             with os.scandir(directory) as it:
                 entries = list(it)
-        except PermissionError:
+        except OSError as exc:
+            if problems is not None:
+                where = "/".join(map(shown, parts)) + "/" if parts else f"{shown(root.name)}/"
+                problems.append(
+                    FileProblem(
+                        where,
+                        f"cannot read directory: {exc.strerror or exc}; nothing under it was "
+                        "read (give the user running ingest permission to list it)",
+                    )
+                )
             return
         for entry in entries:
             name = entry.name

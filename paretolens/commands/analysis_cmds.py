@@ -17,7 +17,7 @@ from typing import Annotated
 
 import polars as pl
 import typer
-import yaml
+from rich.text import Text
 
 from analysis.acceptance import AcceptanceParams, check_acceptance, load_golden_tables
 from analysis.comparison.baseline import MAIN
@@ -37,6 +37,7 @@ from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP
 from ingest.eval_store import read_evals
 from ingest.store import Store
+from ingest.untrusted.yaml_load import load_yaml
 from paretolens.commands.common import (
     FmtOpt,
     RunOpt,
@@ -49,6 +50,7 @@ from paretolens.commands.common import (
     emit_frame,
     err,
     guard,
+    inert,
     open_store,
     runs_of,
 )
@@ -193,7 +195,7 @@ def prune(
 ) -> None:
     """The points worth the full sweep: master-config snippet, JSON, CSV or a test-config line."""
     with guard():
-        cfg = validate_sweep_config(yaml.safe_load(master.read_text())) if master else None
+        cfg = validate_sweep_config(load_yaml(master.read_text())) if master else None
         a = analyze_points(
             _points(store, runs_of(runs, run)), x, y, _group(group_by), slo=parse_slo(slo)
         )
@@ -202,7 +204,8 @@ def prune(
         # Arms that cannot be exported come first, each with what would make it exportable.
         for label, why in space.skipped if fmt in (PruneFmt.yaml, PruneFmt.cli) else ():
             err.print(
-                f"[yellow]not exported:[/yellow] {label}: {why}", highlight=False, soft_wrap=True
+                Text.assemble(("not exported:", "yellow"), " ", inert(f"{label}: {why}")),
+                soft_wrap=True,
             )
         if fmt is PruneFmt.yaml:
             sys.stdout.write(space.yaml())
@@ -213,12 +216,8 @@ def prune(
         else:
             problem = dispatch_problem(p, dram_utilization)
             if problem is not None:
-                err.print(
-                    f"[red]no single test-config line runs exactly the kept points:[/red] "
-                    f"{problem}",
-                    highlight=False,
-                    soft_wrap=True,
-                )
+                head = ("no single test-config line runs exactly the kept points:", "red")
+                err.print(Text.assemble(head, " ", inert(problem)), soft_wrap=True)
                 raise typer.Exit(1)
             sys.stdout.write(dispatch_command(p) + "\n")
         if space.skipped and fmt in (PruneFmt.yaml, PruneFmt.cli):

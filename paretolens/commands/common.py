@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from ingest.bundled import SAMPLES_DIR
 from ingest.contract.schema import RunCol
 from ingest.lake.errors import LegacyStoreError
 from ingest.store import Store
+from ingest.untrusted.controls import escape_controls
 from paretolens.settings import load_settings
 
 if TYPE_CHECKING:
@@ -56,8 +57,30 @@ OutputOpt = Annotated[
     Path | None, typer.Option("--output", help="write to this file instead of stdout")
 ]
 
-console = Console()
-err = Console(stderr=True)
+
+class InertConsole(Console):
+    """A console that prints every string as written: never read as rich markup (a file named
+    `[bold red]b.json` shows its brackets, `a[/x].json` does not crash) and its control characters
+    escaped (an ESC or BEL from a file name or a model string does nothing to the terminal).
+    Styles are given as `Text` objects (`error_text`)."""
+
+    def render_str(self, text: str, **kw: Any) -> Text:
+        kw.update(markup=False, emoji=False, highlight=False)
+        return super().render_str(escape_controls(text, keep_layout=True), **kw)
+
+
+def inert(text: str) -> str:
+    """Untrusted text for a `Text` object: control characters escaped (a `Text` is never markup)."""
+    return escape_controls(text, keep_layout=True)
+
+
+def error_text(message: str) -> Text:
+    """`error: <message>` with a red label; the message shown as written, controls escaped."""
+    return Text.assemble(("error:", "red"), " ", inert(message))
+
+
+console = InertConsole()
+err = InertConsole(stderr=True)
 
 
 def format_names(text_only: bool) -> tuple[str, ...]:
@@ -113,13 +136,13 @@ def guard(*errors: type[BaseException]) -> Iterator[None]:
         yield
     except caught as exc:
         # soft_wrap: a long path or value is never broken by a newline the terminal did not ask for
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        err.print(error_text(str(exc)), highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
 
 
 def fail(message: str) -> typer.Exit:
     """Print `message` as an error and return the exit (code 2) to raise."""
-    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    err.print(error_text(message), highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 

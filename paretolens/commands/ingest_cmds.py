@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 import polars as pl
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table as RichTable
 
@@ -277,7 +276,7 @@ def points(
         except ValueError as exc:
             raise fail(str(exc)) from exc
         for note in filled.notes():
-            err.print(f"note: {escape(note)}")
+            err.print(f"note: {note}")
         df = filled.frame
         shown = [
             Col.TPUT_PER_MW,

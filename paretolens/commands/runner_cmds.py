@@ -19,10 +19,19 @@ import typer
 import yaml
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from analysis.render import keep_whole
 from ingest.store import Store
-from paretolens.commands.common import StoreOpt, console, err, fail, guard, open_store
+from paretolens.commands.common import (
+    StoreOpt,
+    console,
+    err,
+    error_text,
+    fail,
+    guard,
+    open_store,
+)
 from paretolens.settings import load_settings
 from runner import service
 from runner.errors import RunnerError
@@ -137,9 +146,7 @@ def launch(
     with _guard():
         p = _load(source, options, config_key, name)
         job_id = service.launch(p, backend.value, st, settings, caller=Caller.CLI, poll_s=poll)
-    err.print(
-        f"job [bold]{job_id}[/bold]: {len(p.points())} points of plan {p.name} on {backend.value}"
-    )
+    err.print(f"job {job_id}: {len(p.points())} points of plan {p.name} on {backend.value}")
     if not wait:
         sys.stdout.write(job_id + "\n")
         return
@@ -221,7 +228,7 @@ def _print_job(status: JobStatus) -> None:
         + f"; run {', '.join(r.run_ids) or '-'}"
     )
     if r.error:
-        console.print(f"[red]error:[/red] {r.error}", highlight=False)
+        console.print(error_text(r.error))
     t = Table("point", "arm | conc", "state", "elapsed", "exit", "rows", "reason", "logs")
     job_dir = Path("jobs") / r.id
     for p in r.points:
@@ -230,7 +237,7 @@ def _print_job(status: JobStatus) -> None:
         t.add_row(
             p.point_id,
             p.label,
-            f"[{style}]{p.state.value}[/{style}]" if style else p.state.value,
+            Text(p.state.value, style=style),
             "" if elapsed is None else f"{elapsed:.1f} s",
             "" if p.exit_code is None else str(p.exit_code),
             (f"{p.rows_accepted}" + (f" ({p.rows_rejected} rejected)" if p.rows_rejected else ""))

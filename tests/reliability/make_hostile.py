@@ -335,7 +335,7 @@ def corpus() -> dict[str, Entry]:
         ),
         "control_chars.json": (
             _dump(_agg(conc=6, model="kimi\u0000\u001b[31m\u202eevil")),
-            {"outcome": "accepted", "literal": {"model": "kimi\u0000\u001b[31m\u202eevil"}},
+            _rej("holds a control character (\\x00)", "model"),
         ),
         # -- mixed schemas and wrong shapes
         "mixed_schemas_array.json": (

@@ -33,6 +33,10 @@ SECTIONS = {
     "security": ("Security", "tests/reliability/test_security.py"),
     "browser_xss": ("Inert strings in a browser", "tests/reliability/test_browser_xss.py"),
     "defects": ("Defects found from outside, and hardening", "tests/reliability/test_defects.py"),
+    "round_three": (
+        "Round three: fourteen ways in, and the fuzz of every callback and route",
+        "tests/reliability/test_round_three.py",
+    ),
 }
 
 
@@ -293,6 +297,57 @@ def _store_versions(f: dict[str, Any]) -> list[str]:
     ]
 
 
+def _round_three(f: dict[str, Any]) -> list[str]:
+    statuses = ", ".join(f"{k}: {_n(v)}" for k, v in (f.get("fuzz_statuses") or {}).items())
+    return [
+        f"- Issue 29's items 2-8 and 11-14, one test each with the issue's repro as input "
+        f"({f.get('checks', 0)} passed checks; every test failed before its fix; items 1, 9 and "
+        "10 belong to the store's move to Delta Lake):",
+        "  - YAML: every document the project reads goes through `ingest.untrusted.yaml_load.load_yaml`, "
+        "which refuses aliases expanding to over 10,000 nodes and recursive aliases before building "
+        "anything: the 1 KB billion-laughs `paretolens.yaml` is a reject naming it (the good files "
+        "beside it are stored), the same as a vLLM `--config` rejects that run directory only, and "
+        "as the launch options document it stops the app at start with the file named (launching "
+        "on) or shows on the launch panel while pages load as usual (launching off);",
+        "  - the CLI prints every string as written (`InertConsole`: no rich markup, control "
+        "characters escaped): `a[/x].md` no longer crashes `ingest`, `[bold red]b.json` keeps its "
+        "brackets;",
+        "  - ESC, BEL, NUL and other C0/C1 controls from file names and model strings are written as "
+        "`\\x1b`-style escapes in the terminal table, `rejects`, `--format csv/markdown` and "
+        "`/export/*.csv|md`;",
+        "  - an unreadable subdirectory is a reject (`locked/: cannot read directory: Permission "
+        "denied ...`; tested as `nobody`);",
+        "  - zips: one byte budget per batch (nested zips included), each zip's files removed from "
+        "disk once read, and each ingest's temporary space locked for its life and swept by the next "
+        "ingest after a kill -9 during extraction;",
+        "  - identity strings (model, hw, framework, spec method, image, labels, ...) holding a "
+        "control character are rejects naming the field; the pruned snippet's comments are escaped "
+        "and the dispatch line is `shlex.join` of its words, so a newline in a result string can "
+        "no longer add `evil-entry:` to `/export/pruned.yaml` or a line to `/export/pruned.txt`;",
+        "  - a 300-character run id (page, `/embed`, `baseline=`) is a run not in the store, "
+        "`/export/history.*` without `arm`/`at` is a 400 saying so (`paretolens table history` "
+        "exits 2), and a failing callback request that is not shaped as the callback or carries "
+        "values of the wrong type is a 400 with one log line (`dashboard/forged.py`);",
+        "  - wrong tokens sent by another site's page (`Origin`/`Sec-Fetch-Site`) are refused "
+        "before the throttle counts them: the real user on 127.0.0.1 is not locked out;",
+        "  - cancel during the finish: the final state is decided once under the job's record "
+        "lock and the catalog is written from it; a job whose every point succeeded is succeeded;",
+        f"  - a run with 100k rejects: the run page lists 50 per banner (the rest counted per reason, "
+        f"the full CSV linked) and 1,000 in the rejects grid; largest HTML or layout response "
+        f"{_n(f.get('rejects_page_bytes', 0))} bytes (was 20.5 MB and 41 MB), all four requests "
+        f"{f.get('rejects_page_s', '?')} s;",
+        "  - a starting worker allows a liveness look (which holds the worker lock for a moment) "
+        "up to a second instead of giving up.",
+        f"- **Fuzz: {_n(f.get('fuzz_requests', 0))} requests, no 500.** "
+        f"{_n(f.get('fuzz_callback_posts', 0))} posts to all {f.get('fuzz_callbacks', '?')} Dash "
+        "callbacks (renderer-shaped bodies carrying odd values: empty, 300 characters, unicode and "
+        "controls, huge and negative numbers, lists, dicts, nested junk; and broken bodies), then "
+        "every page with its layout and every export with long, repeated (50x) and unicode "
+        "parameters on every query key, and the API and asset routes with odd path segments and "
+        f"bodies. Statuses: {statuses}. No traceback logged; each refusal one short line.",
+    ]
+
+
 RENDER = {
     "shared_store": _shared_store,
     "store_versions": _store_versions,
@@ -305,6 +360,7 @@ RENDER = {
     "security": _security,
     "browser_xss": lambda f: _browser(f),
     "defects": _defects,
+    "round_three": _round_three,
 }
 
 INTRO = """# Reliability and security
@@ -438,6 +494,43 @@ Found from outside (issue 17: an attack and crash campaign) and fixed, each with
 - `dashboard/app.py`: any `Host` header was answered (DNS rebinding); no query or path limit.
 - `ingest/normalize.py` `_check`/`_checks`: a 50 MB model string was stored.
 - `dashboard/auth.py`: wrong tokens could be tried without a pause.
+
+Found from outside (issue 29: round three of the attack run) and fixed, each with a test in
+`tests/reliability/test_round_three.py` that failed before:
+
+- `ingest/untrusted/yaml_load.py` (new): `load_yaml`, the one YAML loader, used by `ingest/defaults.py`,
+  `ingest/readers/multiturn.py`, `ingest/readers/auxiliary.py`, `ingest/readers/guidellm.py`,
+  `ingest/readers/inference_perf.py`, `runner/sources.py`,
+  `analysis/cost.py`, `analysis/acceptance.py`, `dashboard/launching.py`, `views/master_configs.py`
+  and `paretolens/commands/analysis_cmds.py`. A 1 KB alias bomb took 35 s and 3 GB, then a
+  `MemoryError` that lost the batch.
+- `ingest/untrusted/controls.py` (new): finding and escaping control characters. `paretolens/commands/common.py`
+  `InertConsole` (both consoles; styles as `Text`), `analysis/render.py` (terminal table),
+  `analysis/tables.py` `csv_text`/`md_text`: rich markup in file names crashed `ingest`
+  (`MarkupError`) or was swallowed, and ESC/BEL/NUL reached the terminal and the exports.
+- `ingest/normalize/rules.py`: identity strings with a control character are rejects (a NUL in a
+  model string, `hostile/control_chars.json`, was stored). `analysis/sweep/export.py`: the snippet's
+  comments escaped, the dispatch line `shlex.join`ed.
+- `ingest/sources/files.py` `walk`: an unreadable directory was skipped without a word.
+- `ingest/sources/artifacts.py`: the byte budget was per input (three zips took three times the limit),
+  extracted files stayed on disk until the batch ended, and a run-tree probe's extraction was kept
+  beside the second one; `ingest/sources/workspace.py` (new): a killed ingest's temporary directory was
+  never removed.
+- `views/cache.py` `file_version`, `views/baseline.py`: a 300-character run id raised
+  "file name too long"; `views/exports.py`, `analysis/comparison/history.py`: history without arm or
+  at; `dashboard/forged.py` (new), `dashboard/routes.py`: forged callback posts answered 500.
+- `dashboard/auth.py` `foreign_origin`: another site's wrong tokens locked out the real user.
+- `runner/worker.py` `_finish`, `runner/jobs.py` `final_state`, `runner/service.py` `cancel_job`:
+  a cancel during the finish left the job "cancelled" and the catalog "success", and a job whose
+  every point succeeded said cancelled.
+- `dashboard/reject_list.py` (new), `dashboard/pages/run_tables.py`: every reject was drawn.
+- `runner/locks.py` `hold(patience_s=...)`, `runner/jobs.py` `worker_lock`: a liveness look made a
+  starting worker give up.
+
+Not done here: extraction still reads every file of a batch into memory before the first unit is
+read (the disk is freed per zip, and the batch budget bounds the total at 2 GiB); reading one unit
+at a time needs the collection and the pipeline to stream units, which is left for the store's
+move to Delta Lake.
 
 Limits that stay: wrong units are caught only where a file carries a second quantity to check
 against (TPOT and interactivity together); `tpot_in_us_together.json` in the corpus is stored as

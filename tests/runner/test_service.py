@@ -200,7 +200,12 @@ def test_final_states() -> None:
     assert rec(PointState.SUCCEEDED, PointState.SUCCEEDED).final_state() == JobState.SUCCEEDED
     assert rec(PointState.SUCCEEDED, PointState.TIMED_OUT).final_state() == JobState.FAILED
     assert rec(PointState.SUCCEEDED, PointState.CANCELLED).final_state() == JobState.CANCELLED
-    assert rec(PointState.SUCCEEDED, cancel_requested=True).final_state() == JobState.CANCELLED
+    # A cancel that came after every point succeeded cancelled nothing.
+    assert rec(PointState.SUCCEEDED, cancel_requested=True).final_state() == JobState.SUCCEEDED
+    assert (
+        rec(PointState.SUCCEEDED, PointState.FAILED, cancel_requested=True).final_state()
+        == JobState.CANCELLED
+    )
     assert rec(PointState.SUCCEEDED, error="dispatch refused").final_state() == JobState.FAILED
 
 
