@@ -85,8 +85,9 @@
   });
 
   // Dash's dropdown keeps a focus trampoline (an aria-hidden, read-only input) in the tab
-  // order: screen readers land on an element they are told does not exist. The dropdown's own
-  // trigger is focusable, so the trampoline leaves the tab order.
+  // order and its own trigger button out of it (tabindex -1): screen readers land on an element
+  // they are told does not exist. The trigger takes the trampoline's place in the tab order, so
+  // Tab reaches every dropdown once, on the element that opens it.
   // Dash's checklists and radio items wrap each native input in a role="option" label inside
   // a role="listbox": an interactive control nested in another. The native inputs already say
   // what they are, so the ARIA roles go.
@@ -94,6 +95,10 @@
     var els = (root.querySelectorAll ? root : document).querySelectorAll(".dash-dropdown-focus-target");
     for (var i = 0; i < els.length; i++) {
       if (els[i].getAttribute("tabindex") !== "-1") { els[i].setAttribute("tabindex", "-1"); }
+      var trigger = els[i].nextElementSibling;
+      if (trigger && trigger.classList.contains("dash-dropdown") && !trigger.disabled && trigger.getAttribute("tabindex") !== "0") {
+        trigger.setAttribute("tabindex", "0");
+      }
     }
     // dcc.Tabs draws its tabs as plain divs: give them the tab role, the selected state and a
     // place in the tab order (Enter or Space opens one, below).
@@ -172,6 +177,31 @@
       t.click();
     }
   });
+  // A grid is one stop in the tab order (the arrow keys move inside it, as the ARIA grid pattern
+  // has it): Tab leaves it for the next control rather than walking every header and cell, and
+  // Shift+Tab for the one before it.
+  var FOCUSABLE = 'a[href], button, input, select, textarea, summary, [tabindex]';
+  function tabStops() {
+    return Array.prototype.filter.call(document.querySelectorAll(FOCUSABLE), function (el) {
+      if (el.disabled || el.tabIndex < 0 || el.closest("[aria-hidden=true]")) { return false; }
+      var r = el.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== "hidden";
+    });
+  }
+  document.addEventListener("keydown", function (e) {
+    var grid = e.key === "Tab" && e.target.closest ? e.target.closest(".ag-root-wrapper") : null;
+    if (!grid || e.target.closest(".ag-popup, .ag-menu, .ag-filter")) { return; }
+    var stops = tabStops(), next = null;
+    for (var i = 0; i < stops.length; i++) {
+      if (grid.contains(stops[i])) { continue; }
+      var after = grid.compareDocumentPosition(stops[i]) & Node.DOCUMENT_POSITION_FOLLOWING;
+      if (e.shiftKey && !after) { next = stops[i]; }
+      if (!e.shiftKey && after) { next = stops[i]; break; }
+    }
+    e.preventDefault();
+    e.stopPropagation();
+    if (next) { next.focus(); } else { document.activeElement.blur(); }
+  }, true);
   if (window.MutationObserver) {
     new MutationObserver(function () { untrap(document); legendItems(document); }).observe(document.documentElement, {
       childList: true, subtree: true, attributes: true, attributeFilter: ["tabindex", "role", "aria-selected", "aria-checked", "class"]
