@@ -1,0 +1,45 @@
+"""Issue 27 in a real browser: the "rank arms at x" stepper, the SLO breaking points, the
+request counts in the hover, the launch panel's first answer."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from .browser import console_errors, open_page, wait, wait_chart
+
+pytestmark = pytest.mark.browser
+
+AT_INPUT = '[id=\'{"field":"at","type":"control"}\']'
+
+
+def _query(driver: Any) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(driver.current_url).query)
+
+
+def test_the_rank_at_x_stepper_steps_the_value_and_keeps_it_in_the_url(
+    driver: Any, live_url: str
+) -> None:
+    console_errors(driver)
+    open_page(driver, f"{live_url}/inference?unofficialRun=dsr1&at=40")
+    wait_chart(driver)
+    box = driver.find_element(By.CSS_SELECTOR, AT_INPUT)
+    steppers = box.find_element(By.XPATH, "..")
+
+    def step(sign: str) -> None:
+        label = "Increase value" if sign == "+" else "Decrease value"
+        steppers.find_element(By.CSS_SELECTOR, f'button[aria-label="{label}"]').click()
+
+    step("+")
+    wait(driver, lambda d: _query(d).get("at") == ["41"])
+    assert driver.find_element(By.CSS_SELECTOR, AT_INPUT).get_attribute("value") == "41"
+    step("-")
+    step("-")
+    wait(driver, lambda d: _query(d).get("at") == ["39"])
+    assert driver.find_element(By.CSS_SELECTOR, AT_INPUT).get_attribute("value") == "39"
+    # the ranking is still there, at the new x
+    wait(driver, lambda d: "= 39" in d.find_element(By.ID, "page").text)
+    assert [m for m in console_errors(driver) if "NaN" in m] == []
