@@ -393,6 +393,7 @@ def create_app(
     dash_app.server.add_url_rule(urls.EMBED_PATH, "embed", embed_page, methods=["GET"])
 
     export.not_found_guard(dash_app.server, lambda: PAGES)
+    export.unknown_runs_guard(dash_app.server, lambda: set(st.run_ids()))
     csp = "; ".join(
         [
             "default-src 'self'",

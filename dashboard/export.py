@@ -27,6 +27,7 @@ from dashboard.fetch import Fetcher
 from dashboard.settings import AppSettings
 from dashboard.state import JobsView, RunView
 from dashboard.table_exports import ExportError, export_body
+from dashboard.unknown_runs import not_found_text, requested_runs
 from ingest.errors import SchemaError
 from ingest.pipeline import check_defaults
 from runner import service
@@ -85,6 +86,21 @@ def not_found_guard(server: Flask, pages: Callable[[], Collection[str]]) -> None
             and (request.path.rstrip("/") or "/") not in pages()
         ):
             resp.status_code = 404
+        return resp
+
+
+def unknown_runs_guard(server: Flask, have: Callable[[], Collection[str]]) -> None:
+    """Answer 404 for a page whose query names a run the store does not have or an id that is
+    no run id (the page itself says so, in `unknown_runs.not_found_text`'s words)."""
+
+    @server.after_request
+    def _status(resp: Response) -> Response:
+        rule = request.url_rule.rule if request.url_rule is not None else ""
+        if resp.status_code == 200 and request.method == "GET" and rule.endswith("<path:path>"):
+            query = request.query_string.decode("utf-8", "replace")
+            runs = requested_runs(request.path.rstrip("/") or "/", query)
+            if runs and not_found_text(runs, have()) is not None:
+                resp.status_code = 404
         return resp
 
 

@@ -67,10 +67,23 @@ class View(BaseModel):
         return raw
 
     @classmethod
+    def known_key(cls, key: str) -> bool:
+        """Whether a query key means something to this view (the others are named as ignored)."""
+        names = {v: k for k, v in cls.query_keys.items()}
+        return names.get(key, key) in cls.model_fields
+
+    @classmethod
     def parse(cls, query: RawQuery | str) -> tuple[Self, list[str]]:
-        """The view a query describes, and a notice for every value that had to be dropped."""
+        """The view a query describes, and a notice for every value that had to be dropped
+        (every key the view does not know, too: a mistyped parameter never vanishes silently)."""
         q = parse_query(query) if isinstance(query, str) else query
-        return cls.tolerant(cls._raw(q))
+        view, notes = cls.tolerant(cls._raw(q))
+        unknown = [
+            f"ignored {key[:40]}={','.join(values)[:60]}: not a parameter of this page"
+            for key, values in q.items()
+            if not cls.known_key(key)
+        ]
+        return view, [*notes, *unknown]
 
     @classmethod
     def tolerant(cls, raw: dict[str, Any]) -> tuple[Self, list[str]]:

@@ -9,13 +9,14 @@ from dash import ALL, Dash, Input, Output, State, dcc, html
 
 from analysis.baseline import MAIN
 from dashboard import components as c
-from dashboard import figures
+from dashboard import figures, urls
 from dashboard.comparing import CompareData
 from dashboard.context import AppContext
 from dashboard.ids import COMPARE_CONTROL, Id, control
 from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown, run_options, slo_control
 from dashboard.state import X_CHOICES, Y_CHOICES, CompareView
 from dashboard.tables import compare_table
+from dashboard.unknown_runs import not_found_text, requested_runs
 
 
 def compare_figure(data: CompareData) -> Any:
@@ -67,10 +68,11 @@ def body(app: AppContext, view: CompareView) -> list[Any]:
     """Everything below the controls."""
     if not (view.base and view.candidate):
         return [html.Div("Pick a base run and a candidate run.", className="hint")]
-    have = {*app.source.store.run_ids(), MAIN}  # base=main: the latest main-branch results
-    missing = [r for r in (view.base, view.candidate) if r not in have]
-    if missing:
-        return [c.notes([f"run {r} is not in the store" for r in missing])]
+    # base=main is the latest main-branch results, not a run
+    runs = [r for r in (view.base, view.candidate) if r != MAIN]
+    unknown = not_found_text(runs, set(app.source.store.run_ids()))
+    if unknown:
+        return [c.notes([f"Not found: {unknown}"])]
     data = app.source.compare_data(view)
     q = view.query()
     uplift, per, only = (
@@ -138,6 +140,11 @@ def body(app: AppContext, view: CompareView) -> list[Any]:
 def layout(app: AppContext, query: str) -> Any:
     """The compare page."""
     view, notes = CompareView.parse(query)
+    invalid = [
+        r for r in requested_runs(urls.COMPARE_PATH, query) if r not in (view.base, view.candidate)
+    ]
+    if invalid:
+        notes = [*notes, f"Not found: {not_found_text(invalid, ())}"]
     picked = [r for r in (view.base, view.candidate) if r and r != MAIN]
     runs = run_options(app.source.catalog(), picked)
     main = {"label": "latest main-branch result per configuration", "value": MAIN}

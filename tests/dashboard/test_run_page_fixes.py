@@ -3,6 +3,7 @@ request counts in the hover, the launch panel's first answer."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -43,3 +44,15 @@ def test_the_rank_at_x_stepper_steps_the_value_and_keeps_it_in_the_url(
     # the ranking is still there, at the new x
     wait(driver, lambda d: "= 39" in d.find_element(By.ID, "page").text)
     assert [m for m in console_errors(driver) if "NaN" in m] == []
+
+
+def test_several_bad_parameters_are_all_named_and_stay_named(driver: Any, live_url: str) -> None:
+    bad = "y=nope&x=bad&labels=zzz&foo=1&at=-3&baseline=nosuchrun&hide=zz"
+    open_page(driver, f"{live_url}/inference?unofficialRun=dsr1&{bad}")
+    wait_chart(driver)
+    time.sleep(2)  # any callback that would rewrite the URL has run by now
+    assert urlsplit(driver.current_url).query == f"unofficialRun=dsr1&{bad}"
+    said = driver.find_element(By.ID, "notes").text
+    for key in ("y=nope", "x=bad", "labels=zzz", "foo=1", "at=-3", "baseline=nosuchrun", "hide=zz"):
+        assert f"ignored {key}" in said
+    assert [m for m in console_errors(driver) if "was not found" in m] == []
