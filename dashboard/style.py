@@ -131,7 +131,7 @@ def hovertemplate(x: str, y: str, compact: bool = False) -> str:
         "<b>%{customdata[2]}</b><br>run %{customdata[1]} · conc %{customdata[3]}<br>"
         f"{x}: %{{x:.4g}} {ux}<br>{y}: %{{y:.5g}} {uy}<br>"
         f"verdict: <b>%{{customdata[4]}}</b>{why}<br>"
-        "requests ok/profiled: %{customdata[6]} · error rate %{customdata[7]}<br>"
+        "requests successful/total: %{customdata[6]} · error rate %{customdata[7]}<br>"
         f"AL: %{{customdata[8]}}{config}<extra></extra>"
     )
 
@@ -150,12 +150,22 @@ def name_column(rows: pl.DataFrame) -> str:
     return ARM_NAME if ARM_NAME in rows.columns else Col.ARM_LABEL
 
 
-def _profiled(rows: pl.DataFrame) -> str:
-    # planes.PROFILED: successful + failed requests (AgentX totals count warm-up too)
+def _count(col: str) -> pl.Expr:
+    return pl.col(col).cast(pl.Int64).cast(pl.String).fill_null("–")
+
+
+def _requests(rows: pl.DataFrame) -> pl.Expr:
+    """`43/47 · 4 warm-up, not profiled`: successful of the total the file states, as integers,
+    and the requests the measurement window left out (AgentX totals count warm-up records)."""
+    total = pl.col(Col.NUM_REQUESTS_TOTAL)
+    text = pl.format("{}/{}", _count(Col.NUM_REQUESTS_SUCCESSFUL), _count(Col.NUM_REQUESTS_TOTAL))
+    if "num_requests_profiled" not in rows.columns:
+        return text
+    left_out = (total.cast(pl.Int64) - pl.col("num_requests_profiled").cast(pl.Int64)).fill_null(0)
     return (
-        "num_requests_profiled"
-        if "num_requests_profiled" in rows.columns
-        else Col.NUM_REQUESTS_TOTAL
+        pl.when(left_out > 0)
+        .then(pl.format("{} · {} warm-up, not profiled", text, left_out.cast(pl.String)))
+        .otherwise(text)
     )
 
 
@@ -189,7 +199,7 @@ def customdata_exprs(rows: pl.DataFrame, compact: bool = False) -> list[pl.Expr]
     fields = [
         inert_expr(pl.col(Col.POINT_ID)), inert_expr(pl.col(Col.RUN_ID)), inert_expr(pl.col(name_column(rows))),
         pl.col(Col.CONC).cast(pl.String).fill_null(""), inert_expr(pl.col("verdict")), inert_expr(pl.col("reason")),
-        pl.format("{}/{}", _num(Col.NUM_REQUESTS_SUCCESSFUL, 6), _num(_profiled(rows), 6)),
+        _requests(rows),
         _num(Col.ERROR_RATE, 3), al_text.fill_null("not measured"), config.str.replace_all(" ·  · ", " · ", literal=True),
     ]  # fmt: skip
     # 10: the parallelism label and every topology field (issue 14, item 5)

@@ -97,7 +97,7 @@ def test_concurrency_labels_and_hover_carry_config_requests_and_al(source: DataS
     trace = _points(main_figure(_run(source), DSR1))[0]
     assert list(trace.text) == [str(c[3]) for c in trace.customdata]
     assert (
-        "requests ok/profiled" in trace.hovertemplate
+        "requests successful/total" in trace.hovertemplate
         and "AL: %{customdata[8]}" in trace.hovertemplate
     )
     assert trace.customdata[0][8] == "not measured"
