@@ -46,6 +46,9 @@ LABEL_LIMIT = 400
 MAX_SERIES = 40
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
 SEP = "~"  # legend-group token separator: arm~run (never in a run id)
+# A point that breaks the page's SLO: one crossed circle whatever its run, never an open marker
+# like a post-cliff one or a faded one like a dominated one (issue 27 item 6).
+SLO_SYMBOL = "circle-x-open"
 VERDICTS = ("frontier", "dominated", "post_cliff", "invalid", "out_of_slo")
 VERDICT_OPACITY = {
     "frontier": 1.0,
@@ -224,7 +227,7 @@ def _symbol_expr(run_index: dict[str, int]) -> pl.Expr:
     return (
         pl.when(v == "invalid").then(pl.lit("x-thin-open"))
         .when(v == "post_cliff").then(base + "-open")
-        .when(v == "out_of_slo").then(base + "-open-dot")
+        .when(v == "out_of_slo").then(pl.lit(SLO_SYMBOL))
         .otherwise(base)
     )  # fmt: skip
 
