@@ -64,6 +64,33 @@
     return "paretolens_" + (stem || graphId);
   }
 
+  // A downloaded image carries what the figure's layout.meta.export_notes says (the cost and
+  // energy figures its axes use, and the attribution line), printed under the plot.
+  function exportLines(gd) {
+    var meta = gd.layout && gd.layout.meta, lines = [];
+    ((meta && meta.export_notes) || []).forEach(function (note) {
+      var cur = "";
+      String(note).split(" ").forEach(function (w) {
+        if (cur && (cur + " " + w).length > 170) { lines.push(cur); cur = w; } else { cur = cur ? cur + " " + w : w; }
+      });
+      if (cur) { lines.push(cur); }
+    });
+    return lines.map(function (l) { return l.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); });
+  }
+  function exported(gd) {
+    var lines = exportLines(gd);
+    if (!lines.length) { return gd; }
+    var layout = Object.assign({}, gd.layout);
+    var margin = Object.assign({}, layout.margin || {});
+    margin.b = (margin.b || 80) + 16 * lines.length;
+    layout.margin = margin;
+    layout.annotations = (layout.annotations || []).concat(lines.map(function (text, i) {
+      return { text: text, xref: "paper", yref: "paper", x: 0, xanchor: "left", y: 0, yanchor: "top",
+               yshift: -56 - 16 * i, showarrow: false, align: "left", font: { size: 10, color: "#444" } };
+    }));
+    return { data: gd.data, layout: layout };
+  }
+
   window.dash_clientside = Object.assign({}, window.dash_clientside, {
     paretolens: {
       copyLink: function () { return window.location.href; },
@@ -73,7 +100,7 @@
         var gd = plotOf(graphId);
         var format = String(label || "png").toLowerCase();
         if (n && gd && window.Plotly) {
-          window.Plotly.downloadImage(gd, { format: format, filename: imageName(gd, graphId), width: 1400, height: 720, scale: format === "png" ? 2 : 1 });
+          window.Plotly.downloadImage(exported(gd), { format: format, filename: imageName(gd, graphId), width: 1400, height: 720 + 16 * exportLines(gd).length, scale: format === "png" ? 2 : 1 });
         }
         return window.dash_clientside.no_update;
       },

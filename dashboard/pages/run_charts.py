@@ -44,10 +44,25 @@ def _place_at_label(fig: figures.Figure, view: RunView) -> figures.Figure:
     return fig
 
 
+# The line every downloaded chart image ends with (dashboard/assets/paretolens.js `download`).
+ATTRIBUTION = "Made with paretolens from the runs' own result files"
+
+
+def with_export_notes(fig: figures.Figure, data: RunData) -> figures.Figure:
+    """The figure with what its PNG/SVG download prints under the chart (`layout.meta`, which
+    plotly keeps and never draws): the cost and energy figures and sources the axes use, and
+    the attribution line with the runs."""
+    runs = ", ".join(data.view.runs)
+    fig["layout"]["meta"] = {
+        "export_notes": [*data.cost_notes()[:1], f"{ATTRIBUTION} (run {runs})."]
+    }
+    return fig
+
+
 def main_figure(data: RunData, view: RunView) -> figures.Figure:
     """The throughput-vs-interactivity chart of a view."""
     a = data.analysis
-    return _place_at_label(_main_figure(data, view, a), view)
+    return with_export_notes(_place_at_label(_main_figure(data, view, a), view), data)
 
 
 def _main_figure(data: RunData, view: RunView, a: Any) -> figures.Figure:
@@ -62,12 +77,13 @@ def _main_figure(data: RunData, view: RunView, a: Any) -> figures.Figure:
 def second_figure(data: RunData, view: RunView) -> figures.Figure:
     """The throughput-vs-latency chart of a view."""
     a = data.second
-    return figures.frontier_figure(
+    fig = figures.frontier_figure(
         data.second_plane, a.arm_frontiers, a.group_frontiers, x=view.x2, y=view.y, runs=view.runs,
         arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
         logx=view.logx, logy=view.logy, pinned=view.point, legend=False,
         title=chart_title(data, view, view.x2), y_title=data.y_title(),
     )  # fmt: skip
+    return with_export_notes(fig, data)
 
 
 # Fields whose change leaves the charts alone, and those a patch of the drawn charts can show
@@ -98,7 +114,7 @@ def second_frame(data: RunData, view: RunView) -> figures.Figure:
     )  # fmt: skip
     layout["showlegend"] = False
     layout["annotations"] = []  # the second chart has no notes (no "rank arms at x" line)
-    return {"data": [], "layout": layout}
+    return with_export_notes({"data": [], "layout": layout}, data)
 
 
 def main_tokens(fig: figures.Figure) -> dict[str, list[str]]:

@@ -91,8 +91,10 @@ def test_caption_names_the_sources_and_the_hardware_without_figures(
     data = source.run_data(RunView(runs=("dsr1",), y="tput_per_mw"))
     caption = data.cost_notes()
     assert "data/hardware.yaml" in caption[0]
+    # an energy axis on a B200-only run: its power figure and the power sources only
+    assert "NVIDIA B200: 2.17 kW (all-in provisioned kW/GPU)." in caption[0]
     assert "SemiAnalysis Datacenter Industry Model" in caption[0]
-    assert "AI Cloud TCO Model" in caption[0]
+    assert "AI Cloud TCO Model" not in caption[0] and "provisional" not in caption[0]
     assert source.run_data(RunView(runs=("dsr1",))).cost_notes() == []
     # Hardware the file does not know: the caption says its points are null.
     text = str(run_page.layout(ctx, "unofficialRun=dsr1&y=tput_per_mw&hwcost=h20:kw=1"))
