@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -221,3 +222,44 @@ def test_launching_needs_the_token(
         assert "0/3 points done" in driver.find_element(By.ID, "job-detail").text
     errors = console_errors(driver)
     assert errors == [], json.dumps(errors)
+
+
+def test_the_launch_panel_says_queued_at_once_then_the_jobs_progress(
+    driver: Any, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27 item 9: the server takes its time (here 1.5 s to start the worker); the panel
+    says "Queued" within 200 ms of the click, then the job and its progress."""
+    monkeypatch.setattr(service, "spawn_worker", lambda *a, **kw: time.sleep(1.5))
+    own = Store(tmp_path / "s")
+    (own.root / "points").mkdir(parents=True)
+    shutil.copy(store.points_dir / "run=29003473063.parquet", own.points_dir)
+    shutil.copy(store.runs_path, own.runs_path)
+    (own.root / "launch-options.yaml").write_text("commands: {script: [bash, run_point.sh]}\n")
+    settings = Settings(
+        store=own.root, host="127.0.0.1", token=SecretStr(TOKEN), github_token=None,
+        launch_enabled=True,
+    )  # fmt: skip
+    with serving(create_app(own, settings)) as url:
+        open_page(driver, f"{url}/inference?unofficialRun=29003473063&tab=launch")
+        driver.find_element(By.ID, "launch-token").send_keys(TOKEN)
+        driver.set_script_timeout(10)
+        queued_ms = driver.execute_async_script(
+            "var done = arguments[arguments.length - 1], t0 = performance.now();"
+            "var box = document.getElementById('launch-status');"
+            "new MutationObserver(function (m, obs) {"
+            "  if (box.textContent.indexOf('Queued') >= 0) { obs.disconnect(); done(performance.now() - t0); }"
+            "}).observe(box, {childList: true, subtree: true, characterData: true});"
+            "document.getElementById('launch-button').click();"
+        )
+        print(f"launch panel: queued after {queued_ms:.0f} ms")
+        assert queued_ms < 200
+        result = wait(
+            driver,
+            lambda d: (
+                "Launched job j-" in d.find_element(By.ID, "launch-result").text
+                and d.find_element(By.ID, "launch-result").text
+            ),
+        )
+        assert "0/3 points done" in result
+        assert driver.find_element(By.ID, "launch-status").text == ""
+    assert console_errors(driver) == []
