@@ -135,6 +135,7 @@ def grid(
     status_columns: Sequence[str] = ("verdict",),
     with_rows: bool = True,
     row_id: str | None = None,
+    fit_columns: bool = True,
 ) -> dag.AgGrid:
     """A sortable, filterable grid of a table (rows may be filled in later by a callback:
     `deferred_grid`)."""
@@ -157,7 +158,8 @@ def grid(
         defaultColDef={"sortable": True, "filter": True, "resizable": True, "minWidth": 90},
         dashGridOptions={k: v for k, v in options.items() if v is not None},
         # Measuring every column costs a long main-thread task on big tables.
-        columnSize="autoSize" if table.frame.height <= BIG_GRID else None,
+        # (fit_columns False: a page that must not move once drawn keeps the columns' widths)
+        columnSize="autoSize" if fit_columns and table.frame.height <= BIG_GRID else None,
         style={"height": f"{height}px", "width": "100%"},
         className="grid",
         **kwargs,

@@ -65,7 +65,13 @@ def layout(app: AppContext, query: str) -> Any:
                         f"verdicts on {view.x} vs {view.y}; filters of the run page apply",
                         className="muted small",
                     ),
-                    c.grid(Id.ALL_POINTS_GRID, table, opening_columns(table.frame), height=720),
+                    c.grid(
+                        Id.ALL_POINTS_GRID,
+                        table,
+                        opening_columns(table.frame),
+                        height=720,
+                        fit_columns=False,  # a hundred columns: sizing them moved the page
+                    ),
                 ],
                 className="card",
             ),
