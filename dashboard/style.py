@@ -93,17 +93,43 @@ def token(arm_id: object, run_id: object) -> str:
     return f"{arm_id}{SEP}{run_id}"
 
 
+# Longest line of a chart title and of a y-axis title (characters) before it wraps: plotly never
+# wraps a title, so a long local model path ran past the chart and a cost axis title past its
+# top into the chart title (issue 27 item 8).
+TITLE_CHARS = 95
+Y_TITLE_CHARS = 52
+
+
+def wrap_title(text: str, width: int) -> str:
+    """`text` with `<br>` where a line would pass `width` characters: before a parenthesis (a
+    unit or a cost class), else at a space, else after a `/` (a model path), else anywhere."""
+    lines: list[str] = []
+    rest = text
+    while len(rest) > width:
+        cut = rest.rfind(" (", width // 3, width + 1)
+        cut = cut if cut > 0 else rest.rfind(" ", 0, width + 1)
+        if cut <= 0:
+            cut = rest.rfind("/", 0, width)
+            cut = cut + 1 if cut > 0 else width
+        lines.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    return "<br>".join([*lines, rest])
+
+
 def base_layout(
     title: str, x: str, y: str, logx: bool, logy: bool, revision: str, y_title: str | None = None
 ) -> dict[str, Any]:
     """The shared chart layout: light theme, units on both axes, zoom kept across updates."""
     axis = {"gridcolor": "#e3e3e3", "zeroline": False, "linecolor": "#888", "ticks": "outside"}
+    title = wrap_title(title, TITLE_CHARS)
+    y_text = wrap_title(y_title or axis_title(y), Y_TITLE_CHARS)
+    extra_t, extra_l = 19 * title.count("<br>"), 15 * y_text.count("<br>")
     return {
         "title": {"text": title, "x": 0.01, "font": {"size": 15}},
         "font": {"family": FONT, "size": 12, "color": "#222"},
         "paper_bgcolor": "#ffffff",
         "plot_bgcolor": "#ffffff",
-        "margin": {"l": 64, "r": 12, "t": 44, "b": 52},
+        "margin": {"l": 64 + extra_l, "r": 12, "t": 44 + extra_t, "b": 52},
         "height": 470,
         "hovermode": "closest",
         "hoverlabel": {"font": {"family": FONT, "size": 12}, "align": "left"},
@@ -116,7 +142,7 @@ def base_layout(
         "xaxis": {**axis, "title": {"text": axis_title(x)}, "type": "log" if logx else "linear"},
         "yaxis": {
             **axis,
-            "title": {"text": y_title or axis_title(y)},
+            "title": {"text": y_text},
             "type": "log" if logy else "linear",
             "rangemode": "normal" if logy else "tozero",
         },
