@@ -194,9 +194,8 @@ def _figures(hw: str, table: Mapping[str, HardwareSpec], overrides: Overrides) -
 def hardware_figures(
     hw: str, specs: Specs, overrides: Overrides | None = None
 ) -> tuple[HardwareSpec | None, dict[str, Any]]:
-    """The entry of a hardware value (exact, else its base: "h100_vllm" -> h100) and the
-    figures its points are costed with (`power_kw` and $/GPU-hour per cost class, overrides
-    applied; None where there is no figure)."""
+    """The entry of a hw value (exact, else its base) and the figures its points are costed
+    with (`power_kw`, $/GPU-hour per cost class; overrides applied; None: no figure)."""
     table = specs.hardware if isinstance(specs, HardwareFile) else specs
     return _lookup(hw, table), _figures(hw, table, overrides or {})
 
