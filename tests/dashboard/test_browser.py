@@ -180,7 +180,10 @@ def test_a_missing_run_is_fetched_with_visible_progress(driver: Any, tmp_path: P
                 "explore/glm52-h200-agentx-pp-pareto"
                 in driver.find_element(By.CSS_SELECTOR, ".banner").text
             )
-    assert console_errors(driver) == []
+    # the page of a run not yet in the store answers 404 (issue 27: one rule for unknown runs);
+    # the browser logs that status, and nothing else may be logged
+    errors = console_errors(driver)
+    assert [e for e in errors if not (GH_RUN in e and "status of 404" in e)] == []
 
 
 def test_launching_needs_the_token(
