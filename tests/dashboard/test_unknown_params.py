@@ -10,7 +10,6 @@ import pytest
 
 from dashboard.context import AppContext
 from dashboard.pages import run
-
 from dashboard.state import CompareView, IndexView, RunView
 from dashboard.unknown_runs import not_found_text
 
