@@ -192,6 +192,43 @@ def _figures(hw: str, table: Mapping[str, HardwareSpec], overrides: Overrides) -
     return out
 
 
+def hardware_figures(
+    hw: str, specs: Specs, overrides: Overrides | None = None
+) -> tuple[HardwareSpec | None, dict[str, Any]]:
+    """The entry of a hw value (exact, else its base) and the figures its points are costed
+    with (`power_kw`, $/GPU-hour per cost class; overrides applied; None: no figure)."""
+    table = specs.hardware if isinstance(specs, HardwareFile) else specs
+    return _lookup(hw, table), _figures(hw, table, overrides or {})
+
+
+def cost_assumptions(
+    specs: HardwareFile, hws: Sequence[str], y: str, overrides: Overrides | None = None
+) -> tuple[str, set[str]]:
+    """The figures a cost or energy axis `y` uses for the hardware `hws` of a page, as one line
+    ("... AMD MI355X: 2.65 kW, $1.48 per GPU-hour (owning, hyperscaler TCO)."), and the ids of
+    the sources of exactly those figures. An axis that is neither states power and every cost
+    class."""
+    cls = next((c for c in COST_CLASSES if c in y), None)
+    energy = cls is None and ("_mw" in y or "joules" in y)
+    said: list[str] = []
+    used: set[str] = set()
+    for hw in hws:
+        spec, fig = hardware_figures(hw, specs, overrides)
+        parts: list[str] = []
+        if cls is None and fig["power_kw"] is not None:
+            parts.append(f"{fig['power_kw']:g} kW ({POWER_TITLE})")
+            used |= {spec.power_source} if spec is not None else set()
+        for c in (cls,) if cls is not None else () if energy else COST_CLASSES:
+            if fig[c] is not None:
+                parts.append(f"${fig[c]:.2f} per GPU-hour ({CLASS_TITLES[c]})")
+                used |= {spec.cost_source} if spec is not None else set()
+        if parts:
+            said.append(f"{spec.label if spec is not None else hw}: {', '.join(parts)}")
+    head = "Cost and energy figures per GPU for the hardware on this page (data/hardware.yaml"
+    head += ", hwcost applied): " if overrides else "): "
+    return head + ("; ".join(said) or "none") + ".", used
+
+
 @dataclass(frozen=True)
 class Costs:
     """`with_costs`' result.

@@ -402,6 +402,7 @@ def create_app(
     dash_app.server.add_url_rule(urls.EMBED_PATH, "embed", embed_page, methods=["GET"])
 
     routes.not_found_guard(dash_app.server, lambda: PAGES)
+    routes.unknown_runs_guard(dash_app.server, lambda: set(st.run_ids()))
     csp = "; ".join(
         [
             "default-src 'self'",

@@ -137,6 +137,8 @@ def grid(
     status_columns: Sequence[str] = ("verdict",),
     with_rows: bool = True,
     row_id: str | None = None,
+    fit_columns: bool = True,
+    to_width: bool = False,
 ) -> dag.AgGrid:
     """A sortable, filterable grid of a table (rows may be filled in later by a callback:
     `deferred_grid`)."""
@@ -156,10 +158,16 @@ def grid(
         id=grid_id,
         columnDefs=defs,
         rowData=rows(shown(table.frame, defs, row_id)) if with_rows else [],
-        defaultColDef={"sortable": True, "filter": True, "resizable": True, "minWidth": 90},
+        defaultColDef={"sortable": True, "filter": True, "resizable": True, "minWidth": 90}
+        | ({"flex": 1, "minWidth": 70} if to_width else {}),
         dashGridOptions={k: v for k, v in options.items() if v is not None},
         # Measuring every column costs a long main-thread task on big tables.
-        columnSize="autoSize" if table.frame.height <= BIG_GRID else None,
+        # (fit_columns False: a page that must not move once drawn keeps the columns' widths)
+        # (to_width: every column on screen, sharing the grid's width from the first draw, so
+        # nothing moves once drawn: the runs index)
+        columnSize="autoSize"
+        if fit_columns and not to_width and table.frame.height <= BIG_GRID
+        else None,
         style={"height": f"{height}px", "width": "100%"},
         className="grid",
         **kwargs,

@@ -65,6 +65,7 @@ class Id(StrEnum):
     LAUNCH_OPTIONS = "launch-options"
     LAUNCH_BUTTON = "launch-button"
     LAUNCH_RESULT = "launch-result"
+    LAUNCH_STATUS = "launch-status"
     JOBS_TABLE = "jobs-table"
     JOBS_TICK = "jobs-tick"
     JOB_DETAIL = "job-detail"

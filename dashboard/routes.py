@@ -33,6 +33,7 @@ from views import urls
 from views.exports import ExportError, export_body
 from views.query.state import JobsView, RunView
 from views.source import DataSource
+from views.unknown_runs import not_found_text, requested_runs
 
 log = logging.getLogger("paretolens.dashboard")
 
@@ -86,6 +87,21 @@ def not_found_guard(server: Flask, pages: Callable[[], Collection[str]]) -> None
             and (request.path.rstrip("/") or "/") not in pages()
         ):
             resp.status_code = 404
+        return resp
+
+
+def unknown_runs_guard(server: Flask, have: Callable[[], Collection[str]]) -> None:
+    """Answer 404 for a page whose query names a run the store does not have or an id that is
+    no run id (the page itself says so, in `unknown_runs.not_found_text`'s words)."""
+
+    @server.after_request
+    def _status(resp: Response) -> Response:
+        rule = request.url_rule.rule if request.url_rule is not None else ""
+        if resp.status_code == 200 and request.method == "GET" and rule.endswith("<path:path>"):
+            query = request.query_string.decode("utf-8", "replace")
+            runs = requested_runs(request.path.rstrip("/") or "/", query)
+            if runs and not_found_text(runs, have()) is not None:
+                resp.status_code = 404
         return resp
 
 

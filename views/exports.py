@@ -28,6 +28,7 @@ from views.tables import (
     jobs_table,
     run_table,
 )
+from views.unknown_runs import not_found_text
 
 
 class ExportError(Exception):
@@ -150,9 +151,9 @@ def _spec(name: str) -> Export:
 
 def _view(source: DataSource, spec: Export, query: str) -> Any:
     view, _notes = spec.view.parse(query)
+    _known_runs(source, view, query)
     if isinstance(view, RunView) and not view.runs:
         raise ExportError(400, "no run in the query: add unofficialRun=<run id>")
-    _known_runs(source, view)
     return view
 
 
@@ -205,7 +206,7 @@ def _filename(table: str, view: object, fmt: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", stem) + f".{fmt}"
 
 
-def _known_runs(source: DataSource, view: object) -> None:
+def _known_runs(source: DataSource, view: object, query: str = "") -> None:
     """Refuse (404) an export of runs the store does not have: an empty table would read as
     "the run has no points".
 
@@ -213,17 +214,13 @@ def _known_runs(source: DataSource, view: object) -> None:
         ExportError: 404 naming the runs not in the store.
     """
     if isinstance(view, RunView):
-        runs: tuple[str, ...] = view.runs
+        # every id the query names: one that is no run id is refused as one not in the store
+        runs: tuple[str, ...] = RunView.requested_runs(query) or view.runs
     elif isinstance(view, CompareView):
         # `main` is not a run: it resolves to the latest main-branch result per configuration.
         runs = tuple(r for r in (view.base, view.candidate) if r and r != MAIN)
     else:
         return
-    have = set(source.store.run_ids())
-    missing = [r for r in runs if r not in have]
-    if missing:
-        raise ExportError(
-            404,
-            f"run{'s' if len(missing) > 1 else ''} {', '.join(missing)} not in the store: "
-            "ingest it (paretolens ingest PATH --run-id ID) or fetch it (paretolens fetch ID)",
-        )
+    text = not_found_text(runs, set(source.store.run_ids()))
+    if text is not None:
+        raise ExportError(404, text)

@@ -20,7 +20,14 @@ import polars as pl
 from analysis.acceptance import GoldenTable, check_acceptance
 from analysis.comparison.deltas import Deltas, compute_deltas
 from analysis.comparison.ranking import rank_at
-from analysis.cost import COST_COLUMNS, Costs, HardwareFile, axis_label, parse_hwcost
+from analysis.cost import (
+    COST_COLUMNS,
+    Costs,
+    HardwareFile,
+    axis_label,
+    cost_assumptions,
+    parse_hwcost,
+)
 from analysis.frontier.prune import Analysis, analyze_points
 from analysis.frontier.slo import parse_slo
 from analysis.sweep.export import SearchSpace, comment, dispatch_command, search_space
@@ -185,13 +192,18 @@ class RunData:
         if self.view.y not in COST_NAMES and not self.view.hwcost:
             return []
         hw = self.source.hardware
-        used = sorted(
-            {s for spec in hw.hardware.values() for s in (spec.power_source, spec.cost_source)}
-        )
+        head, used = cost_assumptions(
+            hw, self.points.get_column(Col.HW).drop_nulls().unique().sort().to_list(),
+            self.view.y, parse_hwcost(self.view.hwcost),
+        )  # fmt: skip
+        # only the sources of the figures this page uses, each with the one it came through
+        used |= {v for s in used if (v := hw.sources[s].via) is not None}
         sources = "; ".join(
-            f"{hw.sources[s].title} ({hw.sources[s].url or hw.sources[s].repo})" for s in used
+            f"{hw.sources[s].title} ({hw.sources[s].url or hw.sources[s].repo})"
+            for s in sorted(used)
         )
-        head = f"Cost and energy figures per GPU from data/hardware.yaml: {sources}."
+        if sources:
+            head += f" Sources: {sources}."
         if self.view.hwcost:
             head += f" Overridden in the URL (hwcost): {self.view.hwcost}."
         return [head, *self.costed.notes()]

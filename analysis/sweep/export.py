@@ -276,6 +276,14 @@ def dispatch_problem(pruned: PrunedList, dram_utilization: float = 0.80) -> str 
             "search-space entries that were not kept (test-config would run them too): pass "
             "--master configs/<vendor>-master.yaml, or dispatch the search-space YAML"
         )
+    missing = sorted({a.config_key for a in pruned.arms} - set(pruned.master.root))
+    if missing:
+        return (
+            f"the master config has no config key{'s' if len(missing) != 1 else ''} "
+            f"{', '.join(missing)}, so test-config --config-keys would fail: choose the master "
+            f"config that defines {'them' if len(missing) != 1 else 'it'}, or dispatch the "
+            "search-space YAML"
+        )
     kept_ids = {(a.config_key, a.scenario, a.isl, a.osl, a.identity) for a in pruned.arms}
     for key in sorted({a.config_key for a in pruned.arms}):
         extra = [e for e in _master_entries(pruned, key) if (key, *e) not in kept_ids]

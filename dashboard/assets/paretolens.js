@@ -64,6 +64,33 @@
     return "paretolens_" + (stem || graphId);
   }
 
+  // A downloaded image carries what the figure's layout.meta.export_notes says (the cost and
+  // energy figures its axes use, and the attribution line), printed under the plot.
+  function exportLines(gd) {
+    var meta = gd.layout && gd.layout.meta, lines = [];
+    ((meta && meta.export_notes) || []).forEach(function (note) {
+      var cur = "";
+      String(note).split(" ").forEach(function (w) {
+        if (cur && (cur + " " + w).length > 170) { lines.push(cur); cur = w; } else { cur = cur ? cur + " " + w : w; }
+      });
+      if (cur) { lines.push(cur); }
+    });
+    return lines.map(function (l) { return l.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); });
+  }
+  function exported(gd) {
+    var lines = exportLines(gd);
+    if (!lines.length) { return gd; }
+    var layout = Object.assign({}, gd.layout);
+    var margin = Object.assign({}, layout.margin || {});
+    margin.b = (margin.b || 80) + 16 * lines.length;
+    layout.margin = margin;
+    layout.annotations = (layout.annotations || []).concat(lines.map(function (text, i) {
+      return { text: text, xref: "paper", yref: "paper", x: 0, xanchor: "left", y: 0, yanchor: "top",
+               yshift: -56 - 16 * i, showarrow: false, align: "left", font: { size: 10, color: "#444" } };
+    }));
+    return { data: gd.data, layout: layout };
+  }
+
   window.dash_clientside = Object.assign({}, window.dash_clientside, {
     paretolens: {
       copyLink: function () { return window.location.href; },
@@ -73,7 +100,7 @@
         var gd = plotOf(graphId);
         var format = String(label || "png").toLowerCase();
         if (n && gd && window.Plotly) {
-          window.Plotly.downloadImage(gd, { format: format, filename: imageName(gd, graphId), width: 1400, height: 720, scale: format === "png" ? 2 : 1 });
+          window.Plotly.downloadImage(exported(gd), { format: format, filename: imageName(gd, graphId), width: 1400, height: 720 + 16 * exportLines(gd).length, scale: format === "png" ? 2 : 1 });
         }
         return window.dash_clientside.no_update;
       },
@@ -85,8 +112,9 @@
   });
 
   // Dash's dropdown keeps a focus trampoline (an aria-hidden, read-only input) in the tab
-  // order: screen readers land on an element they are told does not exist. The dropdown's own
-  // trigger is focusable, so the trampoline leaves the tab order.
+  // order and its own trigger button out of it (tabindex -1): screen readers land on an element
+  // they are told does not exist. The trigger takes the trampoline's place in the tab order, so
+  // Tab reaches every dropdown once, on the element that opens it.
   // Dash's checklists and radio items wrap each native input in a role="option" label inside
   // a role="listbox": an interactive control nested in another. The native inputs already say
   // what they are, so the ARIA roles go.
@@ -94,6 +122,10 @@
     var els = (root.querySelectorAll ? root : document).querySelectorAll(".dash-dropdown-focus-target");
     for (var i = 0; i < els.length; i++) {
       if (els[i].getAttribute("tabindex") !== "-1") { els[i].setAttribute("tabindex", "-1"); }
+      var trigger = els[i].nextElementSibling;
+      if (trigger && trigger.classList.contains("dash-dropdown") && !trigger.disabled && trigger.getAttribute("tabindex") !== "0") {
+        trigger.setAttribute("tabindex", "0");
+      }
     }
     // dcc.Tabs draws its tabs as plain divs: give them the tab role, the selected state and a
     // place in the tab order (Enter or Space opens one, below).
@@ -172,6 +204,31 @@
       t.click();
     }
   });
+  // A grid is one stop in the tab order (the arrow keys move inside it, as the ARIA grid pattern
+  // has it): Tab leaves it for the next control rather than walking every header and cell, and
+  // Shift+Tab for the one before it.
+  var FOCUSABLE = 'a[href], button, input, select, textarea, summary, [tabindex]';
+  function tabStops() {
+    return Array.prototype.filter.call(document.querySelectorAll(FOCUSABLE), function (el) {
+      if (el.disabled || el.tabIndex < 0 || el.closest("[aria-hidden=true]")) { return false; }
+      var r = el.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== "hidden";
+    });
+  }
+  document.addEventListener("keydown", function (e) {
+    var grid = e.key === "Tab" && e.target.closest ? e.target.closest(".ag-root-wrapper") : null;
+    if (!grid || e.target.closest(".ag-popup, .ag-menu, .ag-filter")) { return; }
+    var stops = tabStops(), next = null;
+    for (var i = 0; i < stops.length; i++) {
+      if (grid.contains(stops[i])) { continue; }
+      var after = grid.compareDocumentPosition(stops[i]) & Node.DOCUMENT_POSITION_FOLLOWING;
+      if (e.shiftKey && !after) { next = stops[i]; }
+      if (!e.shiftKey && after) { next = stops[i]; break; }
+    }
+    e.preventDefault();
+    e.stopPropagation();
+    if (next) { next.focus(); } else { document.activeElement.blur(); }
+  }, true);
   if (window.MutationObserver) {
     new MutationObserver(function () { untrap(document); legendItems(document); }).observe(document.documentElement, {
       childList: true, subtree: true, attributes: true, attributeFilter: ["tabindex", "role", "aria-selected", "aria-checked", "class"]

@@ -22,6 +22,7 @@ from dashboard.figures.style import (
     RUN_DASHES,
     RUN_SYMBOLS,
     SEP,
+    SLO_SYMBOL,
     VERDICTS,
     WEBGL_THRESHOLD,
     Fields,
@@ -155,11 +156,13 @@ def frontier_figure(info: FrontierChart) -> Figure:
             symbol = RUN_SYMBOLS[run_index.get(str(run_id), 0) % len(RUN_SYMBOLS)]
             if over:  # the run over a baseline: ✕ markers (InferenceX's unofficial-run style)
                 points["marker"]["symbol"] = [
-                    s if s.startswith("x-thin") else "x" + s.removeprefix(symbol)
+                    s if s.startswith(("x-thin", SLO_SYMBOL)) else "x" + s.removeprefix(symbol)
                     for s in points["marker"]["symbol"]
                 ]
                 symbol = "x"
             traces += [points, legend_trace(name, color, symbol, tok, hidden=tok in hide)]
+    if len(series) <= MAX_SERIES:  # the dense view's traces are per verdict, counted already
+        traces += slo_key(rows)
     if baseline is not None:
         traces += baseline_traces(
             baseline, arm_order, template, kind, hidden=baseline.token in hide
@@ -216,6 +219,22 @@ def frontier_figure(info: FrontierChart) -> Figure:
         )
     layout["annotations"] = notes
     return {"data": traces, "layout": layout}
+
+
+def slo_key(rows: pl.DataFrame) -> list[dict[str, Any]]:
+    """The legend entry of the points that break the SLO, with their count (none when no point
+    does): a key, not a series (clicking it hides nothing, its token is empty)."""
+    n = int((rows.get_column("verdict") == "out_of_slo").sum()) if rows.height else 0
+    if not n:
+        return []
+    name = f"breaks the SLO ({n} point{'s' if n != 1 else ''})"
+    return [
+        {
+            "type": "scatter", "x": [None], "y": [None], "mode": "markers", "name": name,
+            "marker": {"color": "#3f2a6b", "symbol": SLO_SYMBOL, "size": 10}, "hoverinfo": "skip",
+            "legendgroup": "slo-key", "legendrank": 2100, "meta": "",
+        }
+    ]  # fmt: skip
 
 
 def legend_label(name: str, parallelism: object) -> str:

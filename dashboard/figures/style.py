@@ -47,6 +47,9 @@ LABEL_LIMIT = 400
 MAX_SERIES = 40
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
 SEP = "~"  # legend-group token separator: arm~run (never in a run id)
+# A point that breaks the page's SLO: one crossed circle whatever its run, never an open marker
+# like a post-cliff one or a faded one like a dominated one (issue 27 item 6).
+SLO_SYMBOL = "circle-x-open"
 VERDICTS = ("frontier", "dominated", "post_cliff", "invalid", "out_of_slo")
 VERDICT_OPACITY = {
     "frontier": 1.0,
@@ -91,17 +94,43 @@ def token(arm_id: object, run_id: object) -> str:
     return f"{arm_id}{SEP}{run_id}"
 
 
+# Longest line of a chart title and of a y-axis title (characters) before it wraps: plotly never
+# wraps a title, so a long local model path ran past the chart and a cost axis title past its
+# top into the chart title (issue 27 item 8).
+TITLE_CHARS = 95
+Y_TITLE_CHARS = 52
+
+
+def wrap_title(text: str, width: int) -> str:
+    """`text` with `<br>` where a line would pass `width` characters: before a parenthesis (a
+    unit or a cost class), else at a space, else after a `/` (a model path), else anywhere."""
+    lines: list[str] = []
+    rest = text
+    while len(rest) > width:
+        cut = rest.rfind(" (", width // 3, width + 1)
+        cut = cut if cut > 0 else rest.rfind(" ", 0, width + 1)
+        if cut <= 0:
+            cut = rest.rfind("/", 0, width)
+            cut = cut + 1 if cut > 0 else width
+        lines.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    return "<br>".join([*lines, rest])
+
+
 def base_layout(
     title: str, x: str, y: str, logx: bool, logy: bool, revision: str, y_title: str | None = None
 ) -> dict[str, Any]:
     """The shared chart layout: light theme, units on both axes, zoom kept across updates."""
     axis = {"gridcolor": "#e3e3e3", "zeroline": False, "linecolor": "#888", "ticks": "outside"}
+    title = wrap_title(title, TITLE_CHARS)
+    y_text = wrap_title(y_title or axis_title(y), Y_TITLE_CHARS)
+    extra_t, extra_l = 19 * title.count("<br>"), 15 * y_text.count("<br>")
     return {
         "title": {"text": title, "x": 0.01, "font": {"size": 15}},
         "font": {"family": FONT, "size": 12, "color": "#222"},
         "paper_bgcolor": "#ffffff",
         "plot_bgcolor": "#ffffff",
-        "margin": {"l": 64, "r": 12, "t": 44, "b": 52},
+        "margin": {"l": 64 + extra_l, "r": 12, "t": 44 + extra_t, "b": 52},
         "height": 470,
         "hovermode": "closest",
         "hoverlabel": {"font": {"family": FONT, "size": 12}, "align": "left"},
@@ -114,7 +143,7 @@ def base_layout(
         "xaxis": {**axis, "title": {"text": axis_title(x)}, "type": "log" if logx else "linear"},
         "yaxis": {
             **axis,
-            "title": {"text": y_title or axis_title(y)},
+            "title": {"text": y_text},
             "type": "log" if logy else "linear",
             "rangemode": "normal" if logy else "tozero",
         },
@@ -132,7 +161,7 @@ def hovertemplate(x: str, y: str, compact: bool = False) -> str:
         "<b>%{customdata[2]}</b><br>run %{customdata[1]} · conc %{customdata[3]}<br>"
         f"{x}: %{{x:.4g}} {ux}<br>{y}: %{{y:.5g}} {uy}<br>"
         f"verdict: <b>%{{customdata[4]}}</b>{why}<br>"
-        "requests ok/profiled: %{customdata[6]} · error rate %{customdata[7]}<br>"
+        "requests successful/total: %{customdata[6]} · error rate %{customdata[7]}<br>"
         f"AL: %{{customdata[8]}}{config}<extra></extra>"
     )
 
@@ -151,12 +180,22 @@ def name_column(rows: pl.DataFrame) -> str:
     return ARM_NAME if ARM_NAME in rows.columns else Col.ARM_LABEL
 
 
-def _profiled(rows: pl.DataFrame) -> str:
-    # planes.PROFILED: successful + failed requests (AgentX totals count warm-up too)
+def _count(col: str) -> pl.Expr:
+    return pl.col(col).cast(pl.Int64).cast(pl.String).fill_null("–")
+
+
+def _requests(rows: pl.DataFrame) -> pl.Expr:
+    """`43/47 · 4 warm-up, not profiled`: successful of the total the file states, as integers,
+    and the requests the measurement window left out (AgentX totals count warm-up records)."""
+    total = pl.col(Col.NUM_REQUESTS_TOTAL)
+    text = pl.format("{}/{}", _count(Col.NUM_REQUESTS_SUCCESSFUL), _count(Col.NUM_REQUESTS_TOTAL))
+    if "num_requests_profiled" not in rows.columns:
+        return text
+    left_out = (total.cast(pl.Int64) - pl.col("num_requests_profiled").cast(pl.Int64)).fill_null(0)
     return (
-        "num_requests_profiled"
-        if "num_requests_profiled" in rows.columns
-        else Col.NUM_REQUESTS_TOTAL
+        pl.when(left_out > 0)
+        .then(pl.format("{} · {} warm-up, not profiled", text, left_out.cast(pl.String)))
+        .otherwise(text)
     )
 
 
@@ -195,7 +234,7 @@ def customdata_exprs(rows: pl.DataFrame, compact: bool = False) -> list[pl.Expr]
     fields = [
         inert_expr(pl.col(Col.POINT_ID)), inert_expr(pl.col(Col.RUN_ID)), inert_expr(pl.col(name_column(rows))),
         pl.col(Col.CONC).cast(pl.String).fill_null(""), inert_expr(pl.col("verdict")), inert_expr(pl.col("reason")),
-        pl.format("{}/{}", _num(Col.NUM_REQUESTS_SUCCESSFUL, 6), _num(_profiled(rows), 6)),
+        _requests(rows),
         _num(Col.ERROR_RATE, 3), al_text.fill_null("not measured"), config.str.replace_all(" ·  · ", " · ", literal=True),
     ]  # fmt: skip
     # 10: the parallelism label and every topology field (issue 14, item 5)
@@ -220,7 +259,7 @@ def _symbol_expr(run_index: dict[str, int]) -> pl.Expr:
     return (
         pl.when(v == "invalid").then(pl.lit("x-thin-open"))
         .when(v == "post_cliff").then(base + "-open")
-        .when(v == "out_of_slo").then(base + "-open-dot")
+        .when(v == "out_of_slo").then(pl.lit(SLO_SYMBOL))
         .otherwise(base)
     )  # fmt: skip
 

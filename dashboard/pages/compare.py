@@ -14,10 +14,12 @@ from dashboard.context import AppContext
 from dashboard.figures import compare
 from dashboard.ids import COMPARE_CONTROL, Id, control
 from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown, run_options, slo_control
+from views import urls
 from views.compare_data import CompareData
 from views.query.choices import X_CHOICES, Y_CHOICES
 from views.query.state import CompareView
 from views.tables import compare_table
+from views.unknown_runs import not_found_text, requested_runs
 
 
 def compare_figure(data: CompareData) -> Any:
@@ -69,10 +71,11 @@ def body(app: AppContext, view: CompareView) -> list[Any]:
     """Everything below the controls."""
     if not (view.base and view.candidate):
         return [html.Div("Pick a base run and a candidate run.", className="hint")]
-    have = {*app.source.store.run_ids(), MAIN}  # base=main: the latest main-branch results
-    missing = [r for r in (view.base, view.candidate) if r not in have]
-    if missing:
-        return [c.notes([f"run {r} is not in the store" for r in missing])]
+    # base=main is the latest main-branch results, not a run
+    runs = [r for r in (view.base, view.candidate) if r != MAIN]
+    unknown = not_found_text(runs, set(app.source.store.run_ids()))
+    if unknown:
+        return [c.notes([f"Not found: {unknown}"])]
     data = app.source.compare_data(view)
     q = view.query()
     uplift, per, only = (
@@ -140,6 +143,11 @@ def body(app: AppContext, view: CompareView) -> list[Any]:
 def layout(app: AppContext, query: str) -> Any:
     """The compare page."""
     view, notes = CompareView.parse(query)
+    invalid = [
+        r for r in requested_runs(urls.COMPARE_PATH, query) if r not in (view.base, view.candidate)
+    ]
+    if invalid:
+        notes = [*notes, f"Not found: {not_found_text(invalid, ())}"]
     picked = [r for r in (view.base, view.candidate) if r and r != MAIN]
     runs = run_options(app.source.catalog(), picked)
     main = {"label": "latest main-branch result per configuration", "value": MAIN}

@@ -21,6 +21,7 @@ from dashboard.pages.run_charts import main_figure
 from views import urls
 from views.query.state import RunView
 from views.source import DataSource
+from views.unknown_runs import not_found_text
 
 EMBED_FRAME_ANCESTORS = "*"
 EMBED_SCRIPT = "embed.js"
@@ -61,13 +62,14 @@ def _page(title: str, body: str, *, plotly: str | None = None, script: str | Non
 def response(source: DataSource, query: str, plotly_src: str, script_src: str) -> Response:
     """The embed page of a run-page query (a message page, 400/404, when it draws nothing)."""
     view, _notes = RunView.parse(query)
+    unknown = not_found_text(RunView.requested_runs(query), set(source.store.run_ids()))
+    if unknown is not None:
+        body = f'<p class="msg">Not found: {html.escape(unknown)}.</p>'
+        return Response(_page("paretolens", body), 404, content_type="text/html; charset=utf-8")
     if not view.runs:
         body = '<p class="msg">No run: add unofficialRun=&lt;run id&gt; (the run page query).</p>'
         return Response(_page("paretolens", body), 400, content_type="text/html; charset=utf-8")
     data = source.run_data(view)
-    if len(data.missing) == len(view.runs):
-        body = f'<p class="msg">Run {html.escape(", ".join(view.runs))} is not in the store.</p>'
-        return Response(_page("paretolens", body), 404, content_type="text/html; charset=utf-8")
     fig = main_figure(data, view)
     fig["layout"].pop("height", None)
     fig["layout"]["autosize"] = True

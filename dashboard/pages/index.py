@@ -48,9 +48,12 @@ def _grid(table: Table) -> Any:
         status_columns=(),
         with_rows=False,
         row_id=RunCol.RUN_ID,
+        to_width=True,  # at 1,400 px every column on screen (issue 27 item 8)
     )
     g.rowData = grid_rows(table)
+    wide = {RunCol.TITLE: 3, RunCol.RUN_ID: 2, RunCol.CREATED_AT: 2, Col.MODEL_PREFIX: 2}
     for col in g.columnDefs:
+        col["flex"] = wide.get(col["field"], 1)
         if col["field"] == RunCol.RUN_ID:
             col.update(cellRenderer="Link", cellRendererParams={"hrefField": HREF})
     return g

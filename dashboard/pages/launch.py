@@ -18,7 +18,7 @@ from dashboard.launching import (
 )
 from runner.errors import RunnerError
 from runner.plan import BACKENDS
-from runner.service import is_loopback
+from runner.service import get_job, is_loopback
 from views import urls
 from views.query.state import JobsView, RunView
 from views.run_data import RunData
@@ -106,9 +106,16 @@ def panel(app: AppContext, data: RunData, view: RunView) -> list[Any]:
                 ),
             ]
         ),
+        # says "queued" the moment Launch is pressed (the callback's `running`), before the
+        # server has answered; its line is reserved, so nothing below moves
+        html.Div(id=Id.LAUNCH_STATUS, role="status", className="small launch-status"),
         html.Div(id=Id.LAUNCH_RESULT),
         html.Div(html.A("all jobs →", href=urls.jobs()), className="small"),
     ]
+
+
+# What the panel says while the launch request is on its way (shown by the browser at once).
+QUEUED = "Queued: sending the launch to the server, then its job's progress appears here…"
 
 
 def register(dash_app: Dash, app: AppContext) -> None:
@@ -126,6 +133,10 @@ def register(dash_app: Dash, app: AppContext) -> None:
         State(Id.LAUNCH_SOURCE, "value"), State(Id.LAUNCH_BACKEND, "value"), State(Id.LAUNCH_OPTIONS, "value"),
         State(Id.LAUNCH_TOKEN, "value"), State(Id.POINTS_GRID, "selectedRows"), State(control(ALL), "value"),
         State(control(ALL), "id"), prevent_initial_call=True,
+        running=[
+            (Output(Id.LAUNCH_STATUS, "children"), QUEUED, ""),
+            (Output(Id.LAUNCH_BUTTON, "disabled"), True, False),
+        ],
     )(LaunchCallbacks(app).on_launch)  # fmt: skip
 
 
@@ -169,7 +180,13 @@ class LaunchCallbacks:
             raise
         except (RunnerError, ValueError, TypeError, AuthError) as exc:
             return html.Div(f"Not launched: {str(exc)[:500]}", className="notes"), ""
+        st = get_job(self.app.source.store, job)
+        progress = f"{st.state.value} · {st.done}/{st.total} points done"
         return html.Div(
-            ["Launched job ", html.A(job, href=urls.jobs(JobsView(job=job))), "."],
+            [
+                "Launched job ",
+                html.A(job, href=urls.jobs(JobsView(job=job))),
+                f": {progress} (the jobs page follows it point by point).",
+            ],
             className="small",
         ), ""

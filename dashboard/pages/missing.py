@@ -14,6 +14,7 @@ from dashboard.ids import Id
 from ingest.contract.schema import RunCol
 from views import urls
 from views.query.state import RunView
+from views.unknown_runs import not_found_text
 
 
 def _how_to(app: AppContext, run_ids: tuple[str, ...]) -> html.Div:
@@ -51,12 +52,26 @@ def _known_runs(app: AppContext) -> html.Div:
     )
 
 
+def not_found(text: str) -> html.Div:
+    """A page that names ids that are no run ids (404, `unknown_runs.not_found_text`)."""
+    return html.Div(
+        [html.H2("Not found"), html.P(f"Not found: {text}.", className="not-found")],
+        className="card",
+    )
+
+
 def layout(app: AppContext, view: RunView) -> html.Div:
     """The page of runs that are not in the store."""
     ids = view.runs
     policy = auth.fetch_policy(app.settings)
     fetchable = [r for r in ids if r.isdigit()]
-    title = html.H2(f"Run{'s' if len(ids) > 1 else ''} {', '.join(ids)} not in the store")
+    text = not_found_text(ids, ())
+    title = html.Div(
+        [
+            html.H2(f"Run{'s' if len(ids) > 1 else ''} {', '.join(ids)} not in the store"),
+            html.P(f"Not found: {text}.", className="not-found"),
+        ]
+    )
     if policy.mode == "off" or not fetchable:
         why = policy.reason if fetchable else "only GitHub Actions run ids (digits) can be fetched"
         return html.Div(

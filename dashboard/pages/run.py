@@ -13,6 +13,7 @@ from typing import Any
 from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 from dash.exceptions import PreventUpdate
 
+from analysis.comparison.baseline import MAIN as MAIN_BASELINE
 from dashboard import components as c
 from dashboard import forged
 from dashboard.context import AppContext
@@ -33,8 +34,10 @@ from dashboard.pages.run_charts import (
 )
 from ingest.contract.schema import RejectCol, RunCol
 from views import urls
+from views.query.choices import FILTERS
 from views.query.state import RunView
 from views.run_data import RunData
+from views.unknown_runs import not_found_text
 
 TAB_BOXES = (
     ("points", Id.POINTS_BOX),
@@ -63,12 +66,36 @@ TABS_NEEDED = {"launch": ("launch", "points")}
 def page_notes(data: RunData, notes: list[str]) -> Any:
     """URL values that were dropped, runs not in the store, points not drawn."""
     msgs = list(notes)
-    msgs += [
-        f"run {r} is not in the store: it is left out (open its own page to fetch it)"
-        for r in data.missing
-    ]
     msgs += data.not_drawn(data.main_plane)
     return c.notes(msgs)
+
+
+def unshown_values(data: RunData, view: RunView, known: set[str]) -> tuple[RunView, list[str]]:
+    """The view without the values its controls cannot show (a `hide` token or a `baseline` no
+    legend or run has: the dropdown would drop them, and the page would rewrite its URL without
+    a word), and a notice for each; filter values no point has are kept (the menu lists them
+    with a count of 0) and named too."""
+    notes: list[str] = []
+    tokens = {o["value"] for o in p.hide_options(data)}
+    unknown = [h for h in view.hide if h not in tokens]
+    notes += [
+        f"ignored hide={h[:60]}: no arm, envelope or baseline of this view has it" for h in unknown
+    ]
+    base = view.baseline
+    if base and base != MAIN_BASELINE and (base not in known or base == view.runs[0]):
+        why = "it is the run itself" if base == view.runs[0] else f"run {base} is not in the store"
+        notes.append(f"ignored baseline={base}: {why}; pick another run, or main")
+        base = ""
+    for name, _, _ in FILTERS:
+        have = {o.value for o in data.facets.get(name, [])}
+        notes += [
+            f"{name}={v[:60]}: no point of these runs has it, so this filter keeps nothing of it"
+            for v in getattr(view, name)
+            if v not in have
+        ]
+    if unknown or base != view.baseline:
+        view = view.replace(hide=tuple(h for h in view.hide if h in tokens), baseline=base)
+    return view, notes
 
 
 def exports_bar(view: RunView) -> html.Div:
@@ -100,11 +127,19 @@ def banners(data: RunData, view: RunView) -> list[html.Div]:
 def layout(app: AppContext, query: str) -> Any:
     """The run page for a query string."""
     view, notes = RunView.parse(query)
+    requested = RunView.requested_runs(query)
     if not view.runs:
-        return missing.no_run()
+        text = not_found_text(requested, ())
+        return missing.not_found(text) if text else missing.no_run()
     data = app.source.run_data(view)
     if len(data.missing) == len(view.runs):
         return missing.layout(app, view)
+    unknown = not_found_text(requested, set(app.source.store.run_ids()))
+    notes = [*notes, *([f"Not found: {unknown}; the other runs are shown"] if unknown else [])]
+    shown, more = unshown_values(data, view, set(app.source.store.run_ids()))
+    if shown != view:
+        view, data = shown, app.source.run_data(shown)
+    notes = [*notes, *more]
     run_opts = p.run_options(app.source.catalog(), view.runs)
     main = main_figure(data, view)
     tabs: list[tuple[str, Any, Id]] = [(name, LOADING, box) for name, box in TAB_BOXES]

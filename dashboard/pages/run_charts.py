@@ -45,10 +45,25 @@ def _place_at_label(fig: style.Figure, view: RunView) -> style.Figure:
     return fig
 
 
+# The line every downloaded chart image ends with (dashboard/assets/paretolens.js `download`).
+ATTRIBUTION = "Made with paretolens from the runs' own result files"
+
+
+def with_export_notes(fig: style.Figure, data: RunData) -> style.Figure:
+    """The figure with what its PNG/SVG download prints under the chart (`layout.meta`, which
+    plotly keeps and never draws): the cost and energy figures and sources the axes use, and
+    the attribution line with the runs."""
+    runs = ", ".join(data.view.runs)
+    fig["layout"]["meta"] = {
+        "export_notes": [*data.cost_notes()[:1], f"{ATTRIBUTION} (run {runs})."]
+    }
+    return fig
+
+
 def main_figure(data: RunData, view: RunView) -> style.Figure:
     """The throughput-vs-interactivity chart of a view."""
     a = data.analysis
-    return _place_at_label(_main_figure(data, view, a), view)
+    return with_export_notes(_place_at_label(_main_figure(data, view, a), view), data)
 
 
 def _main_figure(data: RunData, view: RunView, a: Any) -> style.Figure:
@@ -57,7 +72,8 @@ def _main_figure(data: RunData, view: RunView, a: Any) -> style.Figure:
 
 def second_figure(data: RunData, view: RunView) -> style.Figure:
     """The throughput-vs-latency chart of a view."""
-    return frontier.frontier_figure(second_chart(data, view, chart_title(data, view, view.x2)))
+    fig = frontier.frontier_figure(second_chart(data, view, chart_title(data, view, view.x2)))
+    return with_export_notes(fig, data)
 
 
 # Fields whose change leaves the charts alone, and those a patch of the drawn charts can show
@@ -88,7 +104,7 @@ def second_frame(data: RunData, view: RunView) -> style.Figure:
     )  # fmt: skip
     layout["showlegend"] = False
     layout["annotations"] = []  # the second chart has no notes (no "rank arms at x" line)
-    return {"data": [], "layout": layout}
+    return with_export_notes({"data": [], "layout": layout}, data)
 
 
 def main_tokens(fig: style.Figure) -> dict[str, list[str]]:

@@ -190,6 +190,9 @@ def axis_row(view: RunView, run_options: list[dict[str, str]]) -> html.Div:
                         id=control("at"),
                         type="number",
                         min=0,
+                        # dcc.Input's +/- clamp to max whenever min is set, and an unset max
+                        # makes the stepped value NaN (dash 4.4): give it one no x reaches.
+                        max=1e9,
                         step="any",
                         value=view.at,
                         debounce=True,

@@ -201,7 +201,8 @@ def ticks(ax: Axis, which: str) -> list[tuple[float, str, bool]]:
 
 def _text(s: Any) -> str:
     """Figure text (escaped for plotly's pseudo-HTML) as escaped XML text."""
-    return escape(html.unescape(str(s if s is not None else "")))
+    # a title's line breaks (style.wrap_title) stay line breaks
+    return escape(html.unescape(str(s if s is not None else ""))).replace("&lt;br&gt;", "<br>")
 
 
 def _attr(s: Any) -> str:

@@ -148,15 +148,14 @@ def _requests(f: Fields, row: Row) -> None:
         warn(row, "num_requests_successful is 0 (InferenceX-app drops such rows)")
     acct = f.sub("request_accounting")
     errors = None if acct is None else acct.int_("records_error_dropped")
+    # num_requests_total counts warm-up records too: stored as the file says (the hover shows
+    # 43/47 and the 4 not profiled); normalize never derives an error rate for agentic rows.
+    put(row, Col.NUM_REQUESTS_TOTAL, total)
     if acct is None or errors is None or not total:
-        # num_requests_total counts warmup records too; without the accounting block the error
-        # rate cannot be told apart from warmup drops, so it is not stored for normalize to derive.
-        if total is not None:
-            warn(row, f"num_requests_total={total} (includes warmup) not stored: no error count")
+        # without the accounting block failures cannot be told apart from warm-up drops
         return
     if not 0 <= errors <= total:
         raise acct.error("records_error_dropped", f"expected 0..{total} failed records")
-    put(row, Col.NUM_REQUESTS_TOTAL, total)
     put(row, Col.ERROR_RATE, errors / total)
     categories = acct.sub("error_categories")
     if errors and categories is not None and categories.obj:

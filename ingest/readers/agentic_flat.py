@@ -21,7 +21,7 @@ from typing import Any
 
 from ingest.contract.col import STATS, Col
 from ingest.errors import ParseError
-from ingest.readers._common import Fields, put, read_identity, read_topology, warn
+from ingest.readers._common import Fields, put, read_identity, read_topology
 from ingest.readers._names import FIELD_ALIASES, alias_key, missing_key_reason, parse_name
 from ingest.readers.base import ReadResult, Row, SourceFile
 
@@ -104,10 +104,13 @@ def read_agentic_flat(src: SourceFile, doc: Any) -> Row:
     if ok is not None and ok < 0:
         raise f.error("num_requests_successful", f"expected a non-negative count, got {ok}")
     put(row, Col.NUM_REQUESTS_SUCCESSFUL, ok)
-    if total is not None:
-        # The total counts warmup requests and the row has no error count, so storing it would
-        # make normalize derive a bogus error rate (284 issued / 150 profiled is not 47% errors).
-        warn(row, f"num_requests_total={total} (includes warmup) not stored: no error count")
+    # The total counts warm-up requests and the row has no error count: it is stored as the
+    # file says (the hover shows 150/284 and the 134 not profiled), and no error rate is
+    # derived from it (normalize never derives one for agentic rows: 284 issued / 150
+    # successful is not 47% errors).
+    if total is not None and total < 0:
+        raise f.error("num_requests_total", f"expected a non-negative count, got {total}")
+    put(row, Col.NUM_REQUESTS_TOTAL, total)
     put(row, Col.REQUEST_THROUGHPUT, f.num("mean_qps"))
     _latencies(f, row)
     put(row, Col.MEAN_INPUT_LEN, f.num("mean_input_tokens"))

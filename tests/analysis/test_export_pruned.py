@@ -230,3 +230,23 @@ def test_nothing_kept_means_nothing_to_dispatch() -> None:
     assert search_space(empty).doc == {}
     with pytest.raises(ValueError, match="nothing to dispatch"):
         dispatch_command(empty)
+
+
+def test_no_test_config_line_for_a_key_the_master_does_not_have(
+    points: Callable[..., pl.DataFrame],
+) -> None:
+    # Issue 27 item 3: the Kimi-K2.7 sweep keeps only TP4 no-offload at conc 1 4 8 (see
+    # test_kimi_k27_offload_arms_export); its key kimik2.7-fp4-mi355x-vllm-agentic is not among
+    # the 56 keys of the real amd-master.yaml, so `test-config --config-keys` would fail there.
+    amd = validate_sweep_config(yaml.safe_load((MASTER.parent / "amd-master.yaml").read_text()))
+    assert "kimik2.7-fp4-mi355x-vllm-agentic" not in amd.root
+    p = prune_list(analyze_points(points("kimi")), master=amd)
+    assert [(a.config_key, a.conc_list) for a in p.arms] == [
+        ("kimik2.7-fp4-mi355x-vllm-agentic", (1, 4, 8))
+    ]
+    assert dispatch_problem(p) == (
+        "the master config has no config key kimik2.7-fp4-mi355x-vllm-agentic, so "
+        "test-config --config-keys would fail: choose the master config that defines it, "
+        "or dispatch the search-space YAML"
+    )
+    assert dispatch_command(p).startswith("# no single test-config line runs exactly")

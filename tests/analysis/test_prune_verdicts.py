@@ -31,7 +31,7 @@ def test_every_point_gets_one_verdict(
     dsr1: pl.DataFrame, points: Callable[..., pl.DataFrame]
 ) -> None:
     a = analyze_points(points("dsr1"))
-    # 44 points: the flat agentic reader stores no error rate (its request total includes warmup),
+    # 44 points: the flat agentic reader stores no error rate (its request total includes warm-up),
     # so nothing is invalid; the cliff takes 28 (see test_cliff), 16 are judged for dominance.
     assert a.counts() == {
         "frontier": 8,

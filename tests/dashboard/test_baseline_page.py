@@ -163,7 +163,9 @@ def test_run_page_shows_the_uplift_table(bapp: Dash, bsource: DataSource) -> Non
     text = str(run_page.layout(ctx, f"unofficialRun={RUN}&baseline=main"))
     assert "baseline-table" in text and f"+{SYNTH_UPLIFT:.1f}%" in text
     text = str(run_page.layout(ctx, f"unofficialRun={RUN}&baseline=12345"))
-    assert "baseline run 12345 is not in the store" in text
+    assert (
+        "ignored baseline=12345: run 12345 is not in the store; pick another run, or main" in text
+    )
 
 
 # ---- in the browser ------------------------------------------------------------------------

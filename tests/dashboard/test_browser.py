@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -178,7 +179,10 @@ def test_a_missing_run_is_fetched_with_visible_progress(driver: Any, tmp_path: P
                 "explore/glm52-h200-agentx-pp-pareto"
                 in driver.find_element(By.CSS_SELECTOR, ".banner").text
             )
-    assert console_errors(driver) == []
+    # the page of a run not yet in the store answers 404 (issue 27: one rule for unknown runs);
+    # the browser logs that status, and nothing else may be logged
+    errors = console_errors(driver)
+    assert [e for e in errors if not (GH_RUN in e and "status of 404" in e)] == []
 
 
 def test_launching_needs_the_token(
@@ -228,3 +232,42 @@ def _copy_run(src: Store, dst: Store, run_id: str) -> None:
         dst.replace_run_rows(run_id, points, src.timeseries([run_id]), sources)
         for row in src.runs().iter_rows(named=True):
             dst.upsert_run(row)
+
+
+def test_the_launch_panel_says_queued_at_once_then_the_jobs_progress(
+    driver: Any, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27 item 9: the server takes its time (here 1.5 s to start the worker); the panel
+    says "Queued" within 200 ms of the click, then the job and its progress."""
+    monkeypatch.setattr(service, "spawn_worker", lambda *a, **kw: time.sleep(1.5))
+    own = Store(tmp_path / "s")
+    _copy_run(store, own, "29003473063")
+    (own.root / "launch-options.yaml").write_text("commands: {script: [bash, run_point.sh]}\n")
+    settings = Settings(
+        store=own.root, host="127.0.0.1", token=SecretStr(TOKEN), github_token=None,
+        launch_enabled=True,
+    )  # fmt: skip
+    with serving(create_app(own, settings)) as url:
+        open_page(driver, f"{url}/inference?unofficialRun=29003473063&tab=launch")
+        driver.find_element(By.ID, "launch-token").send_keys(TOKEN)
+        driver.set_script_timeout(10)
+        queued_ms = driver.execute_async_script(
+            "var done = arguments[arguments.length - 1], t0 = performance.now();"
+            "var box = document.getElementById('launch-status');"
+            "new MutationObserver(function (m, obs) {"
+            "  if (box.textContent.indexOf('Queued') >= 0) { obs.disconnect(); done(performance.now() - t0); }"
+            "}).observe(box, {childList: true, subtree: true, characterData: true});"
+            "document.getElementById('launch-button').click();"
+        )
+        print(f"launch panel: queued after {queued_ms:.0f} ms")
+        assert queued_ms < 200
+        result = wait(
+            driver,
+            lambda d: (
+                "Launched job j-" in d.find_element(By.ID, "launch-result").text
+                and d.find_element(By.ID, "launch-result").text
+            ),
+        )
+        assert "0/3 points done" in result
+        assert driver.find_element(By.ID, "launch-status").text == ""
+    assert console_errors(driver) == []

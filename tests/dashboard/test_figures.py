@@ -100,7 +100,7 @@ def test_concurrency_labels_and_hover_carry_config_requests_and_al(source: DataS
     trace = _points(main_figure(_run(source), DSR1))[0]
     assert list(trace.text) == [str(c[3]) for c in trace.customdata]
     assert (
-        "requests ok/profiled" in trace.hovertemplate
+        "requests successful/total" in trace.hovertemplate
         and "AL: %{customdata[8]}" in trace.hovertemplate
     )
     assert trace.customdata[0][8] == "not measured"
@@ -254,3 +254,26 @@ def test_an_empty_chart_says_which_axis_the_points_lack(source: DataSource) -> N
     assert [a["text"] for a in fig["layout"]["annotations"]] == [
         "no points to draw for these filters"
     ]
+
+
+def test_points_that_break_the_slo_have_their_own_legend_entry_and_count(
+    source: DataSource,
+) -> None:
+    # Issue 27 item 6: p90 TTFT <= 1.5 s on the DeepSeek-R1 sweep: six points break it
+    # (tests/analysis/test_slo.py names them), drawn as crossed circles, none open or faded.
+    view = RunView(runs=("dsr1",), slo="p90_ttft<=1.5")
+    fig = main_figure(source.run_data(view), view)
+    keys = [t for t in fig["data"] if str(t.get("name", "")).startswith("breaks the SLO")]
+    assert [(k["name"], k["marker"]["symbol"], k.get("showlegend", True)) for k in keys] == [
+        ("breaks the SLO (6 points)", style.SLO_SYMBOL, True)
+    ]
+    symbols = [
+        (s, v)
+        for t in fig["data"]
+        if t.get("customdata") is not None
+        for s, v in zip(t["marker"]["symbol"], (c[4] for c in t["customdata"]), strict=True)
+    ]
+    assert sorted(s for s, v in symbols if v == "out_of_slo") == [style.SLO_SYMBOL] * 6
+    assert all(s != style.SLO_SYMBOL for s, v in symbols if v != "out_of_slo")
+    plain = main_figure(source.run_data(RunView(runs=("dsr1",))), RunView(runs=("dsr1",)))
+    assert not [t for t in plain["data"] if str(t.get("name", "")).startswith("breaks the SLO")]

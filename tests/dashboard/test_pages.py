@@ -62,7 +62,10 @@ def test_a_run_not_in_the_store_says_how_to_ingest_it(ctx: AppContext) -> None:
 
 def test_a_partly_missing_overlay_still_shows_the_runs_it_has(ctx: AppContext) -> None:
     _active, page = render(ctx, "/inference", "unofficialRun=dsr1,424242")
-    assert "run 424242 is not in the store: it is left out" in _text(page)
+    assert (
+        "Not found: run 424242 not in the store: ingest it (paretolens ingest PATH --run-id ID) "
+        "or fetch it (paretolens fetch ID); the other runs are shown"
+    ) in _text(page)
 
 
 def test_bad_url_values_are_reported_on_the_page(ctx: AppContext) -> None:

@@ -234,9 +234,27 @@ def test_the_hover_counts_profiled_requests_not_warm_up(source: DataSource) -> N
     view = RunView(runs=("29337493492",))
     fig = charts.main_figure(source.run_data(view), view)
     trace = next(tr for tr in fig["data"] if tr.get("customdata") is not None)
-    assert "requests ok/profiled" in trace["hovertemplate"]
+    assert "requests successful/total" in trace["hovertemplate"]
     counts = {c[6] for tr in fig["data"] for c in tr.get("customdata") or []}
-    assert "720.0/721.0" in counts  # 1607 records with warm-up; 1 of the 721 profiled failed
+    # 1607 records with warm-up; 1 of the 721 profiled failed, so 886 were warm-up
+    assert "720/1607 · 886 warm-up, not profiled" in counts
+
+
+def test_the_hover_says_successful_of_total_as_integers_and_the_warm_up_left_out(
+    source: DataSource,
+) -> None:
+    # Issue 27 item 7: the dsr1 TP8 offload-on c16 file says num_requests_total 47,
+    # num_requests_successful 43 and has no request accounting (no error rate): 4 left out.
+    view = RunView(runs=("dsr1",))
+    fig = charts.main_figure(source.run_data(view), view)
+    counts = {
+        c[3]: c[6]
+        for tr in fig["data"]
+        for c in tr.get("customdata") or []
+        if "TP8 EP8 | no spec | kv dram" in str(c[2])
+    }
+    assert counts["16"] == "43/47 · 4 warm-up, not profiled"
+    assert all("." not in v.split(" ")[0] for v in counts.values())  # integers, never 43.0
 
 
 def test_the_chart_title_names_the_run_the_model_and_the_axes(source: DataSource) -> None:

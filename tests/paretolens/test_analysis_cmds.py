@@ -54,7 +54,7 @@ def test_analyze_csv_and_table(store: Store) -> None:
     ]  # fmt: skip
 
 
-def test_prune_formats(store: Store) -> None:
+def test_prune_formats(store: Store, tmp_path: Path) -> None:
     root = str(store.root)
     code, out, _ = _run("prune", "--run", "kimi", "--arm-frontier", "--store", root)
     assert code == 0
@@ -64,10 +64,20 @@ def test_prune_formats(store: Store) -> None:
     # Without the master config nobody can tell what else config key holds: refused, exit 1.
     code, out, err = _run("prune", "--run", "kimi", "--format", "cli", "--store", root)
     assert (code, out) == (1, "") and "without the master config" in err
-    # With it: the key holds only the kept TP4 no-offload entry, at conc 1 4 8.
-    master = str(MASTER.parent / "amd-master.yaml")
+    # The real amd-master.yaml has no kimik2.7 key: a line naming it would fail, so none is given.
+    amd = str(MASTER.parent / "amd-master.yaml")
+    code, out, err = _run(
+        "prune", "--run", "kimi", "--format", "cli", "--master", amd, "--store", root
+    )
+    assert (code, out) == (1, "")
+    assert "has no config key kimik2.7-fp4-mi355x-vllm-agentic" in " ".join(err.split())
+    # A master whose key holds only the kept TP4 no-offload entry (the snippet prune wrote,
+    # pasted in as the master): the line runs exactly the kept points, at conc 1 4 8.
+    code, snippet, _ = _run("prune", "--run", "kimi", "--store", root)
+    master = tmp_path / "amd-master.yaml"
+    master.write_text(snippet)
     code, out, _ = _run(
-        "prune", "--run", "kimi", "--format", "cli", "--master", master, "--store", root
+        "prune", "--run", "kimi", "--format", "cli", "--master", str(master), "--store", root
     )
     assert code == 0
     assert out == ("test-config --config-keys kimik2.7-fp4-mi355x-vllm-agentic --conc 1 4 8 "

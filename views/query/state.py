@@ -34,7 +34,7 @@ from views.query.choices import (
     X_CHOICES,
     Y_CHOICES,
 )
-from views.query.viewmodel import RawQuery, View, one_of, split_values
+from views.query.viewmodel import RawQuery, View, one_of, parse_query, split_values
 
 __all__ = [
     "DISPLAY_ONLY",
@@ -48,6 +48,8 @@ __all__ = [
 
 _RUNS_KEY = re.compile(r"^(unofficialruns?|runs?)$", re.IGNORECASE)
 _ID = re.compile(r"^[A-Za-z0-9._:@+-]{1,200}$")
+# The InferenceX share-link keys the run page honours (RunView._raw).
+_SHARE_KEYS = frozenset({"i_log", "i_optimal", "i_nolabel"})
 _MASTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}\.ya?ml$")
 
 
@@ -163,6 +165,18 @@ class RunView(View):
         if query.get("i_nolabel", [""])[-1] in ("1", "true"):
             raw.setdefault("labels", "none")
         return raw
+
+    @classmethod
+    def requested_runs(cls, query: str) -> tuple[str, ...]:
+        """Every run id a query names, valid or not (`parse` drops the invalid ones)."""
+        q = parse_query(query)
+        return tuple(
+            dict.fromkeys(r for k, v in q.items() if _RUNS_KEY.match(k) for r in split_values(v))
+        )
+
+    @classmethod
+    def known_key(cls, key: str) -> bool:
+        return bool(_RUNS_KEY.match(key)) or key in _SHARE_KEYS or super().known_key(key)
 
     def changed(self, other: RunView) -> set[str]:
         """The fields whose value differs from another view's."""

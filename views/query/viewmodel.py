@@ -68,8 +68,15 @@ class View(BaseModel):
         return raw
 
     @classmethod
+    def known_key(cls, key: str) -> bool:
+        """Whether a query key means something to this view (the others are named as ignored)."""
+        names = {v: k for k, v in cls.query_keys.items()}
+        return names.get(key, key) in cls.model_fields
+
+    @classmethod
     def parse(cls, query: RawQuery | str) -> tuple[Self, list[str]]:
-        """The view a query describes, and a notice for every value that had to be dropped.
+        """The view a query describes, and a notice for every value that had to be dropped
+        (every key the view does not know, too: a mistyped parameter never vanishes silently).
 
         A query string is parsed once: a page's GET asks for its view from the HTML shell, the
         plotly bundle choice, the preloads and the static chart, and the layout once more; the
@@ -77,7 +84,17 @@ class View(BaseModel):
         if isinstance(query, str):
             view, notes = _parsed(cls, query)
             return view, list(notes)  # type: ignore[return-value]  # _parsed(cls, ...) is a cls
-        return cls.tolerant(cls._raw(query))
+        return cls._parse(query)
+
+    @classmethod
+    def _parse(cls, q: RawQuery) -> tuple[Self, list[str]]:
+        view, notes = cls.tolerant(cls._raw(q))
+        unknown = [
+            f"ignored {key[:40]}={','.join(values)[:60]}: not a parameter of this page"
+            for key, values in q.items()
+            if not cls.known_key(key)
+        ]
+        return view, [*notes, *unknown]
 
     @classmethod
     def tolerant(cls, raw: dict[str, Any]) -> tuple[Self, list[str]]:
@@ -123,5 +140,5 @@ class View(BaseModel):
 
 @functools.lru_cache(maxsize=512)
 def _parsed(cls: type[View], query: str) -> tuple[View, tuple[str, ...]]:
-    view, notes = cls.tolerant(cls._raw(parse_query(query)))
+    view, notes = cls._parse(parse_query(query))
     return view, tuple(notes)
