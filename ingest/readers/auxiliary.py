@@ -203,12 +203,6 @@ KINDS: tuple[Kind, ...] = (
         "cross-checked when read with its vLLM capture directory; alone it has nothing to store",
     ),
     Kind(
-        "gpu_metrics",
-        lambda s, d: _csv_header(s).replace(" ", "").startswith("timestamp,index,power.draw"),
-        "nvidia-smi GPU telemetry CSV (power, clocks, utilisation): power is read from the "
-        "aggregate's avg_power_w, the raw samples are not stored",
-    ),
-    Kind(
         "run_stats",
         lambda s, d: (
             isinstance(d, dict)
