@@ -412,3 +412,27 @@ def format_hwcost(overrides: Overrides) -> str:
         if items:
             parts.append(f"{hw}:{','.join(items)}")
     return ";".join(parts)
+
+
+def energy_check(row: Mapping[str, Any]) -> str | None:
+    """The point's measured energy per token beside the modelled one, with the difference.
+
+    Measured: GPU-board energy from the point's telemetry over its benchmark window, per input
+    and output token (`measured_joules_per_token`). Modelled: `joules_per_token`, the all-in
+    provisioned power of `data/hardware.yaml` over the throughput (it counts host, network and
+    cooling, so it is expected to be the larger). None when the point has no measured energy.
+    """
+    measured = row.get(Col.MEASURED_JOULES_PER_TOKEN)
+    if not isinstance(measured, int | float):
+        return None
+    text = f"measured {measured:.4g} J/token (GPU boards, from gpu_metrics"
+    power = row.get(Col.MEASURED_POWER_W)
+    text += f", {power / 1000:.3g} kW over the window)" if isinstance(power, int | float) else ")"
+    modelled = row.get(Col.JOULES_PER_TOKEN)
+    if not isinstance(modelled, int | float) or modelled == 0:
+        return text + "; no modelled figure for this hardware in hardware.yaml"
+    diff = measured - modelled
+    return (
+        f"{text}; modelled {modelled:.4g} J/token ({POWER_TITLE}, hardware.yaml); "
+        f"measured - modelled = {diff:+.4g} J/token ({diff / modelled:+.1%})"
+    )

@@ -50,7 +50,8 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
             "agg_fixed_v1": 9,  # Kimi-K2.5 MTP process_result aggregates + 6 TPU v7 (InferenceX-app)
             "aiperf": 5,  # 3 wild runs (0.10 x 2, pre-1.0) + raw InferenceX trees without aggregate
             "aiperf_legacy": 1,  # the upstream aiperf example run
-            "bench_serving_ms": 72,  # 16 multinode + 3 Kimi raw + 10 local runs + 43 wild vLLM
+            "bench_serving_ms": 73,  # 16 multinode + 3 Kimi raw + 10 local runs + 43 wild vLLM
+            # + 1 beside the gpu_metrics excerpt
             "bench_serving_random_s": 169,
             "genai_perf": 6,  # wild GenAI-Perf exports (2 repos, both input_config generations)  # GLM-5 52 + MiniMax-M2.5 72 + Qwen3.5 45
             "multiturn_summary": 46,  # rows of experiment_summary.csv
@@ -69,7 +70,7 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
         | HARNESSES_A
     )
     # Nothing vanished: every file is stored, rejected, or named as auxiliary.
-    expected = 421 + sum(HARNESSES_A.values()) + 34  # + 34: issue 24 part B fixtures
+    expected = 421 + sum(HARNESSES_A.values()) + 34 + 1  # + 34: issue 24 part B; + 1: gpu_metrics
     assert rep.accepted == expected and rep.duplicates == 0
     ignored = {i.path for i in rep.ignored}
     assert "inferencex/golden_al/minimaxm3_eagle3_gqa.yaml" in ignored
