@@ -197,7 +197,12 @@ def point_window(data: bytes, index: int, count: int) -> Window | None:
     if not isinstance(doc, dict):
         return None
     start, end = doc.get("benchmark_start_time_unix"), doc.get("benchmark_end_time_unix")
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in (start, end)):
+    if (
+        isinstance(start, int | float)
+        and isinstance(end, int | float)
+        and not isinstance(start, bool)
+        and not isinstance(end, bool)
+    ):
         return (float(start), float(end))  # bench_serving's benchmark window (epoch seconds)
     ends: list[float] = []
     for key in ("min_request_timestamp", "max_response_timestamp"):

@@ -155,8 +155,9 @@ def _measured_energy(
         return {}
     out: Row = {Col.MEASURED_ENERGY_J: got.energy_j, Col.MEASURED_POWER_W: got.power_w}
     tokens = [point.get(Col.TOTAL_INPUT_TOKENS), point.get(Col.TOTAL_OUTPUT_TOKENS)]
-    if all(isinstance(t, int | float) for t in tokens) and sum(tokens) > 0:
-        out[Col.MEASURED_JOULES_PER_TOKEN] = got.energy_j / sum(tokens)
+    counts = [float(t) for t in tokens if isinstance(t, int | float)]
+    if len(counts) == 2 and sum(counts) > 0:
+        out[Col.MEASURED_JOULES_PER_TOKEN] = got.energy_j / sum(counts)
     if got.power_w is not None and got.gpus:
         out[Col.AVG_POWER_W] = got.power_w / got.gpus
     return out
