@@ -436,3 +436,13 @@ def energy_check(row: Mapping[str, Any]) -> str | None:
         f"{text}; modelled {modelled:.4g} J/token ({POWER_TITLE}, hardware.yaml); "
         f"measured - modelled = {diff:+.4g} J/token ({diff / modelled:+.1%})"
     )
+
+
+def hardware_figures(
+    hws: Sequence[str], specs: Specs, overrides: Overrides | None = None
+) -> dict[str, dict[str, float | None]]:
+    """Per hw value, the figures in force: `power_kw` and $/GPU-h per cost class (the file's,
+    replaced by `overrides`; None where neither has one)."""
+    table = specs.hardware if isinstance(specs, HardwareFile) else specs
+    over = {k.lower(): v for k, v in (overrides or {}).items()}
+    return {h: _figures(h, table, over) for h in hws}
