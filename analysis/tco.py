@@ -44,12 +44,12 @@ UNITS: dict[str, str] = {
     "gpus_per_instance": "GPUs",
     "instances": "",
     "gpus": "GPUs",
-    "power_kw_per_gpu": "kW",
-    "usd_per_gpu_hour": "$/GPU-h",
     "usd_per_hour": "$/h",
     "usd_per_year": "$/year",
     "power_kw": "kW",
     "usd_per_mtok": "$/Mtok",
+    "power_kw_per_gpu": "kW",
+    "usd_per_gpu_hour": "$/GPU-h",
     "intvty_lo": "tok/s/user",
     "intvty_hi": "tok/s/user",
     "note": "",
@@ -74,19 +74,12 @@ DESCRIPTIONS: dict[str, str] = {
     "intvty_hi": "the highest interactivity on the arm's frontier",
     "note": "why an arm has no fleet, or how it meets the target",
 }
+_INT = ("gpus_per_instance", "instances", "gpus")
 SCHEMA: dict[str, pl.DataType] = {
     Col.ARM_ID.value: pl.String(),
     Col.ARM_LABEL.value: pl.String(),
     Col.HW.value: pl.String(),
-    **{
-        k: pl.Float64()
-        for k in UNITS
-        if k not in ("note", "gpus_per_instance", "instances", "gpus")
-    },
-    "gpus_per_instance": pl.Int64(),
-    "instances": pl.Int64(),
-    "gpus": pl.Int64(),
-    "note": pl.String(),
+    **{k: pl.Int64() if k in _INT else pl.String() if k == "note" else pl.Float64() for k in UNITS},
 }
 
 

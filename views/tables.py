@@ -16,6 +16,7 @@ from typing import TypeVar
 
 import polars as pl
 
+from analysis import tco
 from analysis.comparison.history import arm_history
 from analysis.sweep.pruned import pruned_table
 from analysis.tables import Table, derived_units
@@ -56,6 +57,14 @@ TABLES: dict[str, Callable[[RunData], Table]] = {
         "pruned", "Pruned list (kept and dropped)", pruned_table(d.pruned), d.view
     ),
     "rejects": lambda d: _table("rejects", "Rejected files and rows", d.rejects, d.view),
+    # issue 27: the TCO calculator's fleets (empty until tco_intvty and tco_tput are set)
+    "tco": lambda d: Table(
+        "tco",
+        f"Fleet for {d.view.tco_tput} tok/s at {d.view.tco_intvty} tok/s/user ({d.view.tco_cost})",
+        d.tco,
+        tco.UNITS,
+        {**_EXTRA_DESCRIPTIONS, **tco.DESCRIPTIONS},
+    ),
     # issue 14: the run's uplift over its baseline, per arm (empty without `baseline=`)
     "baseline": lambda d: _table(
         "baseline", "Uplift over the baseline per arm", _uplift(d), d.view

@@ -121,7 +121,8 @@ def test_the_cache_and_callback_field_sets_follow_from_the_markers() -> None:
         "arm_frontier",
         "master",
     }
-    assert {"tab", "ab", "neighbours", "arm_frontier", "master"} == run.FIGURE_NEUTRAL
+    tco = {"tco_intvty", "tco_tput", "tco_cost"}  # the TCO calculator's targets (issue 27)
+    assert {"tab", "ab", "neighbours", "arm_frontier", "master", *tco} == run.FIGURE_NEUTRAL
     assert {"logx", "logy", "hide", "point"} == run.PATCHABLE
     assert run.chart_update({"tab", "ab"}) == "none" and run.chart_update(None) == "figure"
     assert run.chart_update({"logx", "tab"}) == "patch" and run.chart_update({"spec"}) == "figure"

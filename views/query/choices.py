@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from analysis.cost import COST_COLUMNS
+from analysis.cost import CLASS_TITLES, COST_COLUMNS
 from analysis.cost import LABELS as COST_LABELS
 from ingest.contract.col import Col
 
@@ -46,6 +46,8 @@ AB_CHOICES: tuple[tuple[Col, str], ...] = (
     (Col.NUM_SPEC_TOKENS, "spec tokens K"),
     (Col.DP_ATTENTION, "DP attention"),
 )
+# The TCO calculator's cost classes (analysis.cost.CLASS_TITLES).
+COST_CLASS_CHOICES = tuple(CLASS_TITLES.items())
 LABEL_CHOICES = (
     ("conc", "concurrency"),
     ("gpus", "GPUs"),
@@ -58,6 +60,7 @@ TABS = (
     ("al", "Acceptance length"),
     ("deltas", "A/B deltas"),
     ("pruned", "Pruned list"),
+    ("tco", "TCO calculator"),
     ("rejects", "Rejected"),
     ("launch", "Launch"),
 )

@@ -24,6 +24,7 @@ from ingest.run_ids import is_readable_run_id
 from views.query.affects import TABLE_PARTS, Part, affects, fields_sparing
 from views.query.choices import (
     AB_CHOICES,
+    COST_CLASS_CHOICES,
     ENVELOPE_CHOICES,
     LABEL_CHOICES,
     LOG_STREAMS,
@@ -127,6 +128,12 @@ class RunView(View):
     baseline: Annotated[str, affects(Part.BASELINE)] = ""
     # `hwcost=h200:kw=1.2,hyperscaler=2.5;...`: per-hardware power and $/GPU-h overrides.
     hwcost: Annotated[HwCost, affects(Part.POINTS)] = ""
+    # ---- issue 27: the TCO calculator (`tab=tco`): the interactivity every user must get
+    # (tok/s/user), the fleet's total throughput (tok/s) and the cost class; the per-GPU power
+    # and $/GPU-h it assumes are hwcost's (above) ----
+    tco_intvty: Annotated[PositiveX, affects(Part.TCO)] = None
+    tco_tput: Annotated[PositiveX, affects(Part.TCO)] = None
+    tco_cost: Annotated[str, one_of(COST_CLASS_CHOICES), affects(Part.TCO)] = "hyperscaler"
 
     @field_validator("baseline")
     @classmethod
