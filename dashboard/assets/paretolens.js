@@ -64,6 +64,23 @@
     return "paretolens_" + (stem || graphId);
   }
 
+  // The downloaded image carries an attribution line under the chart (the server's text in
+  // layout.meta.attribution: the tool and the runs; here the page's address and the date).
+  function withAttribution(gd) {
+    var meta = (gd.layout && gd.layout.meta) || {};
+    var text = (meta.attribution || "Made with paretolens") + " \u00b7 " +
+      window.location.href.replace(/&/g, "&amp;").replace(/</g, "&lt;") + " \u00b7 " +
+      new Date().toISOString().slice(0, 10);
+    var layout = Object.assign({}, gd.layout);
+    layout.margin = Object.assign({}, gd.layout.margin, { b: ((gd.layout.margin || {}).b || 60) + 30 });
+    layout.annotations = (gd.layout.annotations || []).concat([{
+      text: text, xref: "paper", yref: "paper", x: 0, y: 0, xanchor: "left", yanchor: "top",
+      yshift: -((layout.margin.b || 90) - 12), showarrow: false, font: { size: 10, color: "#555" },
+      name: "attribution"
+    }]);
+    return { data: gd.data, layout: layout, config: { staticPlot: true } };
+  }
+
   window.dash_clientside = Object.assign({}, window.dash_clientside, {
     paretolens: {
       copyLink: function () { return window.location.href; },
@@ -73,7 +90,7 @@
         var gd = plotOf(graphId);
         var format = String(label || "png").toLowerCase();
         if (n && gd && window.Plotly) {
-          window.Plotly.downloadImage(gd, { format: format, filename: imageName(gd, graphId), width: 1400, height: 720, scale: format === "png" ? 2 : 1 });
+          window.Plotly.downloadImage(withAttribution(gd), { format: format, filename: imageName(gd, graphId), width: 1400, height: 720, scale: format === "png" ? 2 : 1 });
         }
         return window.dash_clientside.no_update;
       },

@@ -47,7 +47,8 @@ def _place_at_label(fig: style.Figure, view: RunView) -> style.Figure:
 def main_figure(data: RunData, view: RunView) -> style.Figure:
     """The throughput-vs-interactivity chart of a view."""
     a = data.analysis
-    return _place_at_label(_main_figure(data, view, a), view)
+    fig = _place_at_label(_main_figure(data, view, a), view)
+    return style.attribute(style.repaint(fig, view.palette), view.runs)
 
 
 def _main_figure(data: RunData, view: RunView, a: Any) -> style.Figure:
@@ -62,12 +63,13 @@ def _main_figure(data: RunData, view: RunView, a: Any) -> style.Figure:
 def second_figure(data: RunData, view: RunView) -> style.Figure:
     """The throughput-vs-latency chart of a view."""
     a = data.second
-    return frontier.frontier_figure(
+    fig = frontier.frontier_figure(
         data.second_plane, a.arm_frontiers, a.group_frontiers, x=view.x2, y=view.y, runs=view.runs,
         arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
         logx=view.logx, logy=view.logy, pinned=view.point, legend=False,
         title=chart_title(data, view, view.x2), y_title=data.y_title(),
     )  # fmt: skip
+    return style.attribute(style.repaint(fig, view.palette), view.runs)
 
 
 # Fields whose change leaves the charts alone, and those a patch of the drawn charts can show

@@ -23,6 +23,7 @@ from views.query.choices import (
     ENVELOPE_CHOICES,
     FILTERS,
     LABEL_CHOICES,
+    PALETTE_CHOICES,
     TOGGLES,
     X2_CHOICES,
     X_CHOICES,
@@ -140,6 +141,18 @@ def sidebar(view: RunView, data: RunData) -> html.Aside:
                     options=choices(LABEL_CHOICES),
                     value=view.labels,
                     inline=True,
+                ),
+            ],
+            className="control",
+        ),
+        html.Div(
+            [
+                html.Label("Colours"),
+                dcc.RadioItems(
+                    id=control("palette"),
+                    options=choices(PALETTE_CHOICES),
+                    value=view.palette,
+                    labelStyle={"display": "block"},
                 ),
             ],
             className="control",

@@ -48,6 +48,12 @@ AB_CHOICES: tuple[tuple[Col, str], ...] = (
 )
 # The TCO calculator's cost classes (analysis.cost.CLASS_TITLES).
 COST_CLASS_CHOICES = tuple(CLASS_TITLES.items())
+# The charts' palettes (dashboard.figures.style.PALETTES), issue 27.
+PALETTE_CHOICES = (
+    ("okabe", "Okabe-Ito (colour-blind safe)"),
+    ("tol", "Paul Tol bright (colour-blind safe)"),
+    ("contrast", "High contrast"),
+)
 LABEL_CHOICES = (
     ("conc", "concurrency"),
     ("gpus", "GPUs"),

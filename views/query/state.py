@@ -28,6 +28,7 @@ from views.query.choices import (
     ENVELOPE_CHOICES,
     LABEL_CHOICES,
     LOG_STREAMS,
+    PALETTE_CHOICES,
     PRUNE_TOGGLES,
     TABS,
     TOGGLES,
@@ -110,6 +111,8 @@ class RunView(View):
     logy: Annotated[bool, affects(Part.CHART_STYLE)] = False
     frontier_only: Annotated[bool, affects(Part.CHARTS)] = False
     labels: Annotated[str, one_of(LABEL_CHOICES), affects(Part.CHARTS)] = "conc"
+    # issue 27: the arms' colours (`palette=tol|contrast`; Okabe-Ito by default)
+    palette: Annotated[str, one_of(PALETTE_CHOICES), affects(Part.CHARTS)] = "okabe"
     envelope: Annotated[str, one_of(ENVELOPE_CHOICES), affects(Part.MAIN, Part.SECOND)] = "run"
     at: Annotated[PositiveX, affects(Part.RANKING, Part.CHARTS)] = None
     slo: Annotated[SloText, affects(Part.MAIN, Part.SECOND)] = ""
