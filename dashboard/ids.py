@@ -61,6 +61,7 @@ class Id(StrEnum):
     TCO_GRID = "tco-grid"
     TCO_HEADLINE = "tco-headline"
     ASSUMPTIONS = "assumption-badges"
+    EVALS_CHART = "evals-chart"
     LAUNCH_BOX = "launch-box"
     # launch panel and jobs
     LAUNCH_SOURCE = "launch-source"

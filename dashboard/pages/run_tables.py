@@ -10,9 +10,10 @@ import polars as pl
 from dash import dcc, html
 
 from dashboard import components as c
+from dashboard.figures.evals import evals_figure
 from dashboard.ids import Id, control
 from dashboard.pages import overlays as o
-from dashboard.pages.run_panels import choices, dropdown
+from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown
 from ingest.contract.col import Col
 from ingest.contract.schema import SPECS
 from views import urls
@@ -108,9 +109,11 @@ def accuracy_panel(data: RunData, view: RunView) -> Any:
             for r in acc.iter_rows(named=True)
         ]
         body = html.Table([head, *rows], className="at-table", id=Id.ACCURACY_TABLE)
+    chart = evals_figure(acc, data.arm_order, view.palette) if acc.height else None
     return html.Div(
         [
             html.H4("Accuracy per arm (evals joined by configuration)"),
+            dcc.Graph(figure=chart, config=GRAPH_CONFIG, id=Id.EVALS_CHART) if chart else None,
             body,
             html.Div(
                 [
