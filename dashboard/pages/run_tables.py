@@ -12,6 +12,7 @@ from dash import dcc, html
 from dashboard import components as c
 from dashboard.figures.evals import evals_figure
 from dashboard.ids import Id, control
+from dashboard.pages import badges
 from dashboard.pages import overlays as o
 from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown
 from ingest.contract.col import Col
@@ -31,7 +32,7 @@ def at_readout(data: RunData, view: RunView) -> Any:
         return html.Div([html.Div(
             "Enter a value in “Rank arms at x =” to rank every arm by its frontier throughput there (PCHIP along the frontier, no extrapolation).",
             className="muted small",
-        ), *o.panel(data, view), accuracy_panel(data, view)])  # fmt: skip
+        ), *o.panel(data, view), badges.for_view(data, view), accuracy_panel(data, view)])  # fmt: skip
     t = data.at_target
     unit_y = SPECS[Col(view.y)].unit
     body = []
@@ -67,6 +68,7 @@ def at_readout(data: RunData, view: RunView) -> Any:
             table,
             c.export_links("at", view.query()),
             *o.panel(data, view),
+            badges.for_view(data, view),
             accuracy_panel(data, view),
         ]
     )

@@ -12,9 +12,10 @@ from typing import Any
 
 from dash import dcc, html
 
-from analysis.cost import CLASS_TITLES, parse_hwcost
+from analysis.cost import CLASS_TITLES
 from dashboard import components as c
 from dashboard.ids import Id, control
+from dashboard.pages.badges import assumption_badges
 from dashboard.pages.run_panels import choices, dropdown
 from ingest.contract.col import Col
 from views.query.choices import COST_CLASS_CHOICES
@@ -58,40 +59,6 @@ def tco_controls(view: RunView) -> html.Div:
         ],
         className="axis-row",
     )
-
-
-def assumption_badges(data: RunData, cost_class: str | None = None) -> html.Div | None:
-    """One badge per hardware of the view: the kW/GPU and $/GPU-h in force, its source, and
-    whether `hwcost=` overrode it (None when the view has no hardware)."""
-    hws = sorted({str(h) for h in data.points.get_column(Col.HW).drop_nulls().to_list()})
-    if not hws:
-        return None
-    hw_file = data.source.hardware
-    over = parse_hwcost(data.view.hwcost)
-    badges = []
-    for hw in hws:
-        spec = hw_file.hardware.get(hw) or hw_file.hardware.get(hw.split("-")[0].split("_")[0])
-        mine = over.get(hw)
-        power = mine.power_kw if mine and mine.power_kw else spec.power_kw if spec else None
-        classes = [cost_class] if cost_class else list(CLASS_TITLES)
-        costs = []
-        for k in classes:
-            v = getattr(mine, k, None) if mine else None
-            v = v if v is not None else getattr(spec.usd_per_gpu_hour, k) if spec else None
-            costs.append(f"${v:.2f}/GPU-h {k}" if v is not None else f"no {k} cost")
-        text = f"{spec.label if spec else hw}: " + (
-            f"{power:g} kW/GPU" if power is not None else "no power figure"
-        )
-        text += " · " + " · ".join(costs)
-        if mine:
-            text += " (hwcost)"
-        source = (
-            f"{hw_file.sources[spec.power_source].title}; {hw_file.sources[spec.cost_source].title}"
-            if spec
-            else "not in data/hardware.yaml: give figures with hwcost"
-        )
-        badges.append(html.Span(text, className="badge assumption", title=source))
-    return html.Div(badges, className="assumption-badges", id=Id.ASSUMPTIONS)
 
 
 def tco_body(data: RunData, view: RunView) -> list[Any]:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from dash import html
 
-from dashboard.pages import run_tco
+from dashboard.pages import run_tables, run_tco
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
 from views.exports import export_body
@@ -75,3 +75,11 @@ def test_tco_export_csv(source: DataSource) -> None:
     rows = list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
     assert rows[0]["gpus (GPUs)"] == "48" and rows[1]["gpus (GPUs)"] == "184"
     assert float(rows[0]["usd_per_hour ($/h)"]) == pytest.approx(71.04)
+
+
+def test_badges_beside_cost_and_energy_charts_only(source: DataSource) -> None:
+    cost, _ = RunView.parse("unofficialRun=kimi&y=cost_per_mtok_neocloud")
+    text = _text(html.Div(run_tables.at_readout(source.run_data(cost), cost)))
+    assert "AMD MI355X: 2.65 kW/GPU · $1.48/GPU-h hyperscaler · $1.90/GPU-h neocloud" in text
+    plain, _ = RunView.parse("unofficialRun=kimi")
+    assert "kW/GPU" not in _text(html.Div(run_tables.at_readout(source.run_data(plain), plain)))
