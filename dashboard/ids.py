@@ -62,6 +62,7 @@ class Id(StrEnum):
     TCO_HEADLINE = "tco-headline"
     ASSUMPTIONS = "assumption-badges"
     EVALS_CHART = "evals-chart"
+    HISTORY_CHANGELOG = "history-changelog"
     LAUNCH_BOX = "launch-box"
     # launch panel and jobs
     LAUNCH_SOURCE = "launch-source"

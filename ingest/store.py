@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -104,6 +105,26 @@ class Store:
     @property
     def rejects_path(self) -> Path:
         return self.root / "rejects.parquet"
+
+    @property
+    def changelog_dir(self) -> Path:
+        return self.root / "changelogs"
+
+    def write_changelog(self, run_id: str, entries: list[dict[str, object]]) -> None:
+        """Keep a run's changelog entries (`ingest.changelog`), replacing what it had."""
+        self.changelog_dir.mkdir(parents=True, exist_ok=True)
+        path = self.changelog_dir / f"run={run_key(run_id)}.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"run_id": run_id, "entries": entries}, indent=1))
+        tmp.replace(path)
+
+    def changelog(self, run_id: str) -> list[dict[str, object]]:
+        """A run's changelog entries ([] when it has none)."""
+        path = self.changelog_dir / f"run={run_key(run_id)}.json"
+        if not path.is_file():
+            return []
+        doc = json.loads(path.read_text())
+        return list(doc.get("entries", [])) if isinstance(doc, dict) else []
 
     def _run_file(self, base: Path, run_id: str) -> Path:
         return base / f"run={run_key(run_id)}.parquet"
