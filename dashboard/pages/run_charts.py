@@ -100,7 +100,7 @@ def second_frame(data: RunData, view: RunView) -> style.Figure:
     )  # fmt: skip
     layout["showlegend"] = False
     layout["annotations"] = []  # the second chart has no notes (no "rank arms at x" line)
-    return {"data": [], "layout": layout}
+    return style.attribute({"data": [], "layout": layout}, view.runs)
 
 
 def main_tokens(fig: style.Figure) -> dict[str, list[str]]:
