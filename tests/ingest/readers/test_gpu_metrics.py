@@ -145,3 +145,19 @@ def test_real_pair_window_mismatch_says_why(tmp_path: Path) -> None:
     assert row[Col.MEASURED_ENERGY_J] is None
     why = [n.reason for n in report.notes if "no measured energy" in n.reason]
     assert len(why) == 1 and "do not cover the window 1786025370.69" in why[0]
+
+
+def test_the_sidecars_are_recognised_and_not_stored() -> None:
+    from ingest.readers.auxiliary import AuxiliaryReader
+
+    aux = AuxiliaryReader()
+    for name, kind in (
+        ("gpu_metrics_energy_start.csv", "gpu_energy_counters"),
+        ("gpu_metrics_energy_end.csv", "gpu_energy_counters"),
+        ("gpu_metrics_identity.json", "gpu_identity"),
+    ):
+        src = source(f"wild/gpu_metrics/{name}")
+        doc = json.loads(src.text()) if name.endswith(".json") else None
+        found = aux.kind(src, doc)
+        assert found is not None and found.name == kind, name
+        assert not GpuMetricsReader().sniff(src, doc)
