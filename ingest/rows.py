@@ -146,7 +146,12 @@ def _measured_energy(
     power = next((e.scope["gpu_power"] for _s, e in items if e.scope.get("gpu_power")), None)
     if power is None:
         return {}
-    window = attach.point_window(src.data, *where) or (None, None)
+    # The point's own file, else a file joined to it that records the window (the raw result
+    # beside an aggregate, in the same pair of artifacts).
+    window = attach.point_window(src.data, *where) or next(
+        (w for s_, _e in items if (w := attach.point_window(s_.data, 0, 1)) is not None),
+        (None, None),
+    )
     got = energy.measure(power, *window)
     if got.energy_j is None:
         report.notes.append(

@@ -161,3 +161,29 @@ def test_the_sidecars_are_recognised_and_not_stored() -> None:
         found = aux.kind(src, doc)
         assert found is not None and found.name == kind, name
         assert not GpuMetricsReader().sniff(src, doc)
+
+
+def test_window_from_a_joined_raw_result() -> None:
+    # An aggregate without a window (the real InferenceX agg file of tests/fixtures/inferencex)
+    # takes the window of a raw result joined to it (here the real result, window moved).
+    from ingest.readers.base import ReadResult
+    from ingest.report import IngestReport
+    from ingest.rows import _measured_energy
+
+    agg = source(
+        "inferencex/agg_fixed_seq/agg_kimik2.5_1k1k_int4_vllm_tp8-ep1-dpafalse_disagg-false_"
+        "spec-mtp_conc4_MI355-gbt350-odcdh5-wbb3.json"
+    )
+    doc = json.loads((FIXTURES / BENCH).read_text())
+    doc["benchmark_start_time_unix"], doc["benchmark_end_time_unix"] = T0, T0 + 2
+    raw = source("raw.json", json.dumps(doc).encode())
+    gpu = GpuMetricsReader().read(source(AMD), None)
+    report = IngestReport()
+    point = {Col.TOTAL_INPUT_TOKENS: 1000, Col.TOTAL_OUTPUT_TOKENS: 1000}
+    got = _measured_energy(
+        [(source(AMD), gpu), (raw, ReadResult())], point, agg, (0, 1), report, "r"
+    )
+    assert got[Col.MEASURED_ENERGY_J] == pytest.approx(3857.0)
+    assert got[Col.MEASURED_JOULES_PER_TOKEN] == pytest.approx(3857.0 / 2000)
+    alone = _measured_energy([(source(AMD), gpu)], point, agg, (0, 1), report, "r")
+    assert alone == {} and "records no benchmark window" in report.notes[-1].reason
