@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from dash import dcc, html
 
 from dashboard.pages import run
@@ -28,7 +29,7 @@ def _walk(node: Any) -> list[Any]:
     return out
 
 
-def test_pinned_point_shows_gpu_power_and_measured_energy(tmp_path: Path) -> None:
+def _store(tmp_path: Path) -> Store:
     # the real result's window moved into the real telemetry's (assembled here only)
     src = tmp_path / "run_1"
     src.mkdir()
@@ -37,15 +38,32 @@ def test_pinned_point_shows_gpu_power_and_measured_energy(tmp_path: Path) -> Non
     (src / "result.json").write_text(json.dumps(doc))
     shutil.copy(FIX / "amd_smi_mi355x_excerpt.csv", src / "gpu_metrics.csv")
     st = Store(tmp_path / "store")
-    ingest_paths([src], st, run_id="r1")
+    ingest_paths([src], st, run_id="r1", defaults={"hw": "mi355x", "tp": 8})
+    return st
+
+
+def test_measured_energy_is_a_y_axis(tmp_path: Path) -> None:
+    st = _store(tmp_path)
+    view, notes = RunView.parse("unofficialRun=r1&y=measured_joules_per_token")
+    assert notes == []
+    plane = DataSource(st).run_data(view).main_plane
+    assert plane.get_column("y").to_list() == pytest.approx([1928.75 / 5319000])
+
+
+def test_pinned_point_shows_gpu_power_and_measured_energy(tmp_path: Path) -> None:
+    st = _store(tmp_path)
     pid = st.points(["r1"]).item(0, Col.POINT_ID)
     view = RunView(runs=("r1",), point=pid)
     panel = html.Div(run.p.detail_panel(DataSource(st).run_data(view), view))
     nodes = _walk(panel)
     energy = next(n for n in nodes if getattr(n, "id", None) == "pinned-energy")
     text = "".join(str(c) for c in _walk(energy) if isinstance(c, str))
-    # 1928.75 J / (4,729,073 + 589,927) tokens = 3.626e-4 J/token; no hardware, no model
+    # 1928.75 J / (4,729,073 + 589,927) tokens = 3.626e-4 J/token; modelled (MI355X, 2.65
+    # kW/GPU): 2650 W / tput_per_gpu, difference measured - modelled
     assert "measured 0.0003626 J/token (GPU boards, from gpu_metrics, 1.93 kW" in text
+    # tput_per_gpu = 19153.818964 / 8 = 2394.2274 tok/s/GPU: 2650 / 2394.2274 = 1.1068 J/token
+    assert "modelled 1.107 J/token (all-in provisioned kW/GPU, hardware.yaml)" in text
+    assert "measured - modelled = -1.106 J/token (-100.0%)" in text
     graph = next(n for n in nodes if isinstance(n, dcc.Graph))
     titles = [a["text"] for a in graph.figure.layout.annotations]
     assert titles[:2] == ["gpu:power_w", "gpu:util_pct"]

@@ -20,6 +20,8 @@ Y_CHOICES: tuple[tuple[Col, str], ...] = (
 )
 # Issue 14: the cost and energy columns (analysis.cost, filled at view time with `hwcost=`).
 Y_CHOICES += tuple((col, COST_LABELS[col]) for col in COST_COLUMNS)
+# Issue 27: the measured energy per token of points with GPU telemetry (gpu_metrics.csv).
+Y_CHOICES += ((Col.MEASURED_JOULES_PER_TOKEN, "Measured J/token (GPU telemetry)"),)
 X_CHOICES: tuple[tuple[Col, str], ...] = (
     (Col.MEDIAN_INTVTY, "Interactivity, median"),
     (Col.P90_INTVTY, "Interactivity, p90 (slow tail)"),
