@@ -1,5 +1,6 @@
 """The CLI and the web give, byte for byte, what they gave before the `views/` move
-(`tests/outputs.py` wrote `tests/golden_outputs/` with the code of the commit before it)."""
+(`tests/outputs.py` wrote `tests/golden_outputs/` with the code of the commit before it, and
+again, for the points tables only, when they gained the `harness` and `harness_version` columns)."""
 
 from __future__ import annotations
 

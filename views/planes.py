@@ -27,6 +27,48 @@ HOVER_COLUMNS = (
     Col.IMAGE,
 )
 PARALLELISM = "parallelism"
+HARNESS = "harness"
+HARNESS_VERSION = "harness_version"
+# The benchmark harness of each reader's files, where the file does not name it in `metadata`
+# (`harness`/`tool` and their `_version`, which the readers of other harnesses write).
+HARNESS_OF_VARIANT: dict[str, str] = {
+    "bench_serving_ms": "vLLM benchmark_serving",
+    "bench_serving_random_s": "InferenceX benchmark_serving_random",
+    "agg_fixed_v1": "InferenceX process_result",
+    "agg_fixed_v2": "InferenceX process_result",
+    "agentic_v3": "InferenceX AgentX",
+    "agentic_flat": "InferenceX agentic",
+    "multiturn_summary": "InferenceX multi-turn",
+    "aiperf": "aiperf",
+    "aiperf_legacy": "aiperf",
+    "genai_perf": "GenAI-Perf",
+    "sglang_bench_serving": "SGLang bench_serving",
+    "vllm_bench_sweep": "vllm bench sweep",
+    "together_runner": "together_runner",
+    "guidellm": "GuideLLM",
+    "inference_perf": "inference-perf",
+    "llmperf": "llmperf",
+}
+
+
+def harness_exprs() -> list[pl.Expr]:
+    """`harness` and `harness_version` of each point: what its result file names (`metadata`),
+    else the harness of its reader's format; the version when the file states it."""
+    meta = pl.col(Col.METADATA)
+    variant = pl.col(Col.SCHEMA_VARIANT)
+    name = pl.coalesce(
+        meta.str.json_path_match("$.harness"),
+        meta.str.json_path_match("$.tool"),
+        variant.replace_strict(HARNESS_OF_VARIANT, default=variant, return_dtype=pl.String),
+    )
+    version = pl.coalesce(
+        meta.str.json_path_match("$.harness_version"),
+        meta.str.json_path_match("$.tool_version"),
+        meta.str.json_path_match("$.aiperf_version"),
+    )
+    return [name.alias(HARNESS), version.alias(HARNESS_VERSION)]
+
+
 TOPOLOGY = "topology"
 # The topology fields the hover lists (those a point has), in this order.
 TOPOLOGY_FIELDS: tuple[Col, ...] = (
@@ -77,7 +119,9 @@ def table_plane(table: pl.DataFrame, points: pl.DataFrame, names: pl.DataFrame) 
     extra = [c for c in HOVER_COLUMNS if c not in table.columns]
     lab = labelled(points)
     plane = table.join(
-        points.select(Col.POINT_ID, *extra).join(lab, on=Col.POINT_ID, how="left"),
+        points.select(Col.POINT_ID, *extra, *harness_exprs()).join(
+            lab, on=Col.POINT_ID, how="left"
+        ),
         on=Col.POINT_ID,
         how="left",
     )
@@ -105,7 +149,7 @@ def chart_plane(a: Analysis, points: pl.DataFrame, names: pl.DataFrame) -> pl.Da
 def verdict_points(a: Analysis, points: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
     """The points with their arm names and verdict columns, sorted by run, arm and concurrency."""
     verdicts = a.table.select(Col.POINT_ID, *VERDICT_COLUMNS)
-    named = points.join(names, on=Col.ARM_ID, how="left")
+    named = points.with_columns(harness_exprs()).join(names, on=Col.ARM_ID, how="left")
     return named.join(verdicts, on=Col.POINT_ID, how="left").sort(
         Col.RUN_ID, Col.ARM_LABEL, Col.CONC
     )

@@ -46,6 +46,7 @@ from dashboard.figures.updates import (
 )
 from ingest.contract.col import Col
 from views.baseline import Baseline
+from views.charts import FrontierChart
 from views.planes import PARALLELISM
 from views.query.choices import X_CHOICES
 
@@ -56,25 +57,15 @@ __all__ = [
 ]
 
 
-def frontier_figure(
-    plane: pl.DataFrame, arm_frontiers: Sequence[Frontier], group_frontiers: Sequence[Frontier], *,
-    x: str, y: str, runs: Sequence[str], arm_order: dict[str, int], hidden: Sequence[str] = (),
-    frontier_only: bool = False, labels: str = "conc", logx: bool = False, logy: bool = False,
-    pinned: str | None = None, at: float | None = None, title: str = "", legend: bool = True,
-    baseline: Baseline | None = None, y_title: str | None = None,
-) -> Figure:  # fmt: skip
-    """Throughput against an x metric: points per (arm, run), arm frontiers, group envelopes.
-
-    Args:
-        plane: analysis table rows to draw (`x`, `y`, `verdict`, `reason`, identity and hover
-            columns), already filtered to the view.
-        arm_frontiers, group_frontiers: polylines from the same analysis.
-        hidden: legend tokens (`token(arm, run)`, `envelope~run`) drawn as legend-only.
-        baseline: a baseline drawn under the run (issue 14): its arm frontiers solid, the
-            compared run's dashed with ✕ markers (as InferenceX), and per arm the uplift of the
-            run over the baseline shaded between the two on their common x range, labelled.
-        y_title: the y-axis title, when not the column's menu label and unit (cost columns).
-    """
+def frontier_figure(info: FrontierChart) -> Figure:
+    """Draw a frontier chart (`views.charts.FrontierChart`: its rows, polylines and display
+    choices, decided before drawing): points per (arm, run), arm frontiers, group envelopes, the
+    baseline under the run and the pinned point."""
+    plane, arm_frontiers, group_frontiers = info.plane, info.arm_frontiers, info.group_frontiers
+    x, y, runs, arm_order, hidden = info.x, info.y, info.runs, info.arm_order, info.hidden
+    frontier_only, labels, logx, logy = info.frontier_only, info.labels, info.logx, info.logy
+    pinned, at, title, legend = info.pinned, info.at, info.title, info.legend
+    baseline, y_title = info.baseline, info.y_title
     run_index = {r: i for i, r in enumerate(runs)}
     multi, hide = len(runs) > 1, set(hidden)
     rows = drawable(plane, frontier_only)

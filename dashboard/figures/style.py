@@ -20,7 +20,7 @@ from analysis.cost import axis_label as cost_axis_label
 from ingest.contract.col import Col
 from ingest.contract.schema import SPECS
 from views.facets import ARM_NAME
-from views.planes import PARALLELISM, TOPOLOGY
+from views.planes import HARNESS, HARNESS_VERSION, PARALLELISM, TOPOLOGY
 from views.query.choices import X2_CHOICES, X_CHOICES, Y_CHOICES, choice_label
 
 Figure = dict[str, Any]
@@ -196,9 +196,14 @@ def customdata_exprs(rows: pl.DataFrame, compact: bool = False) -> list[pl.Expr]
         .otherwise(al_text)
     )
     gpus = pl.format("{} GPUs", pl.col(Col.NUM_GPUS).cast(pl.String).fill_null("?"))
+    harness = (
+        [inert_expr(pl.concat_str([pl.col(HARNESS), pl.col(HARNESS_VERSION)], separator=" ", ignore_nulls=True))]
+        if HARNESS in rows.columns
+        else []
+    )  # fmt: skip
     config = pl.concat_str(
         [inert_expr(pl.col(c)) for c in (Col.HW, Col.FRAMEWORK, Col.PRECISION)]
-        + [gpus, inert_expr(pl.col(Col.IMAGE))],
+        + [gpus, inert_expr(pl.col(Col.IMAGE)), *harness],
         separator=" · ",
     )
     fields = [

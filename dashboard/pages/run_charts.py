@@ -12,6 +12,7 @@ from dash import Patch
 
 from dashboard.figures import frontier, style, updates
 from ingest.contract.col import Col
+from views.charts import main_chart, second_chart
 from views.query.affects import Part, fields_affecting, fields_sparing
 from views.query.state import RunView
 from views.run_data import RunData
@@ -52,23 +53,12 @@ def main_figure(data: RunData, view: RunView) -> style.Figure:
 
 
 def _main_figure(data: RunData, view: RunView, a: Any) -> style.Figure:
-    return frontier.frontier_figure(
-        data.main_plane, a.arm_frontiers, a.group_frontiers, x=view.x, y=view.y, runs=view.runs,
-        arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
-        logx=view.logx, logy=view.logy, pinned=view.point, at=view.at,
-        title=chart_title(data, view, view.x), baseline=data.baseline, y_title=data.y_title(),
-    )  # fmt: skip
+    return frontier.frontier_figure(main_chart(data, view, chart_title(data, view, view.x)))
 
 
 def second_figure(data: RunData, view: RunView) -> style.Figure:
     """The throughput-vs-latency chart of a view."""
-    a = data.second
-    fig = frontier.frontier_figure(
-        data.second_plane, a.arm_frontiers, a.group_frontiers, x=view.x2, y=view.y, runs=view.runs,
-        arm_order=data.arm_order, hidden=view.hide, frontier_only=view.frontier_only, labels=view.labels,
-        logx=view.logx, logy=view.logy, pinned=view.point, legend=False,
-        title=chart_title(data, view, view.x2), y_title=data.y_title(),
-    )  # fmt: skip
+    fig = frontier.frontier_figure(second_chart(data, view, chart_title(data, view, view.x2)))
     return style.attribute(style.repaint(fig, view.palette), view.runs)
 
 

@@ -10,6 +10,7 @@ from dashboard.figures import frontier, series, style, updates
 from dashboard.pages.run_charts import main_figure
 from ingest.contract.col import Col
 from ingest.contract.schema import SeriesCol
+from views.charts import FrontierChart
 from views.facets import ARM_NAME
 from views.query.state import RunView
 from views.run_data import RunData
@@ -134,13 +135,15 @@ def test_webgl_and_no_labels_past_the_threshold(source: DataSource) -> None:
         [d.main_plane.with_columns(pl.col(Col.POINT_ID) + f"-{i}") for i in range(25)]
     )
     fig = frontier.frontier_figure(
-        plane,
-        d.analysis.arm_frontiers,
-        d.analysis.group_frontiers,
-        x=DSR1.x,
-        y=DSR1.y,
-        runs=DSR1.runs,
-        arm_order=d.arm_order,
+        FrontierChart(
+            plane,
+            d.analysis.arm_frontiers,
+            d.analysis.group_frontiers,
+            x=DSR1.x,
+            y=DSR1.y,
+            runs=DSR1.runs,
+            arm_order=d.arm_order,
+        )
     )
     pts = [t for t in _data(fig) if t.type == "scattergl"]
     assert len(pts) == 4 and sum(len(t.x) for t in pts) == 1100
@@ -150,7 +153,9 @@ def test_webgl_and_no_labels_past_the_threshold(source: DataSource) -> None:
 def test_strings_from_result_files_are_escaped(source: DataSource) -> None:
     d = _run(source)
     plane = d.main_plane.with_columns(pl.lit("<a href='javascript:x'>TP8</a>").alias(ARM_NAME))
-    fig = frontier.frontier_figure(plane, (), (), x=DSR1.x, y=DSR1.y, runs=DSR1.runs, arm_order={})
+    fig = frontier.frontier_figure(
+        FrontierChart(plane, (), (), x=DSR1.x, y=DSR1.y, runs=DSR1.runs, arm_order={})
+    )
     trace = _points(fig)[0]
     assert trace.name == "&lt;a href='javascript:x'&gt;TP8&lt;/a&gt;"
     assert trace.customdata[0][2] == trace.name
@@ -237,12 +242,14 @@ def test_an_empty_chart_says_which_axis_the_points_lack(source: DataSource) -> N
     data = _run(source, view)
     plane = data.second_plane.with_columns(pl.lit(None, dtype=pl.Float64).alias("x"))
     fig = frontier.frontier_figure(
-        plane, (), (), x=view.x2, y=view.y, runs=view.runs, arm_order=data.arm_order
+        FrontierChart(plane, (), (), x=view.x2, y=view.y, runs=view.runs, arm_order=data.arm_order)
     )
     notes = [a["text"] for a in fig["layout"]["annotations"]]
     assert notes == ["none of the 3 points has E2E latency, median: pick another axis"]
     fig = frontier.frontier_figure(
-        plane.clear(), (), (), x=view.x2, y=view.y, runs=view.runs, arm_order=data.arm_order
+        FrontierChart(
+            plane.clear(), (), (), x=view.x2, y=view.y, runs=view.runs, arm_order=data.arm_order
+        )
     )
     assert [a["text"] for a in fig["layout"]["annotations"]] == [
         "no points to draw for these filters"

@@ -8,6 +8,7 @@ from dashboard.figures import frontier
 from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
+from views.charts import FrontierChart
 from views.query.choices import Y_CHOICES
 from views.query.state import RunView
 from views.source import DataSource
@@ -23,7 +24,9 @@ def _figure(source: DataSource, y: str) -> dict[str, object]:
     view = RunView(runs=("rate",), y=y)
     data = source.run_data(view)
     return frontier.frontier_figure(
-        data.main_plane, (), (), x=view.x, y=view.y, runs=view.runs, arm_order=data.arm_order
+        FrontierChart(
+            data.main_plane, (), (), x=view.x, y=view.y, runs=view.runs, arm_order=data.arm_order
+        )
     )
 
 

@@ -4,6 +4,7 @@ back (defaults left out). The page models themselves are in `views.query.state`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Self
 from urllib.parse import parse_qs, urlencode
@@ -68,9 +69,15 @@ class View(BaseModel):
 
     @classmethod
     def parse(cls, query: RawQuery | str) -> tuple[Self, list[str]]:
-        """The view a query describes, and a notice for every value that had to be dropped."""
-        q = parse_query(query) if isinstance(query, str) else query
-        return cls.tolerant(cls._raw(q))
+        """The view a query describes, and a notice for every value that had to be dropped.
+
+        A query string is parsed once: a page's GET asks for its view from the HTML shell, the
+        plotly bundle choice, the preloads and the static chart, and the layout once more; the
+        views are frozen and parsing reads nothing but the string, so each asks `_parsed`."""
+        if isinstance(query, str):
+            view, notes = _parsed(cls, query)
+            return view, list(notes)  # type: ignore[return-value]  # _parsed(cls, ...) is a cls
+        return cls.tolerant(cls._raw(query))
 
     @classmethod
     def tolerant(cls, raw: dict[str, Any]) -> tuple[Self, list[str]]:
@@ -112,3 +119,9 @@ class View(BaseModel):
     def replace(self, **changes: Any) -> Self:
         """A copy with some fields changed (validated)."""
         return type(self).model_validate({**self.model_dump(), **changes})
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed(cls: type[View], query: str) -> tuple[View, tuple[str, ...]]:
+    view, notes = cls.tolerant(cls._raw(parse_query(query)))
+    return view, tuple(notes)
