@@ -449,3 +449,37 @@ def format_hwcost(overrides: Overrides) -> str:
         if items:
             parts.append(f"{hw}:{','.join(items)}")
     return ";".join(parts)
+
+
+def energy_check(row: Mapping[str, Any]) -> str | None:
+    """The point's measured energy per token beside the modelled one, with the difference.
+
+    Measured: GPU-board energy from the point's telemetry over its benchmark window, per input
+    and output token (`measured_joules_per_token`). Modelled: `joules_per_token`, the all-in
+    provisioned power of `data/hardware.yaml` over the throughput (it counts host, network and
+    cooling, so it is expected to be the larger). None when the point has no measured energy.
+    """
+    measured = row.get(Col.MEASURED_JOULES_PER_TOKEN)
+    if not isinstance(measured, int | float):
+        return None
+    text = f"measured {measured:.4g} J/token (GPU boards, from gpu_metrics"
+    power = row.get(Col.MEASURED_POWER_W)
+    text += f", {power / 1000:.3g} kW over the window)" if isinstance(power, int | float) else ")"
+    modelled = row.get(Col.JOULES_PER_TOKEN)
+    if not isinstance(modelled, int | float) or modelled == 0:
+        return text + "; no modelled figure for this hardware in hardware.yaml"
+    diff = measured - modelled
+    return (
+        f"{text}; modelled {modelled:.4g} J/token ({POWER_TITLE}, hardware.yaml); "
+        f"measured - modelled = {diff:+.4g} J/token ({diff / modelled:+.1%})"
+    )
+
+
+def figures_in_force(
+    hws: Sequence[str], specs: Specs, overrides: Overrides | None = None
+) -> dict[str, dict[str, float | None]]:
+    """Per hw value, the figures in force: `power_kw` and $/GPU-h per cost class (the file's,
+    replaced by `overrides`; None where neither has one)."""
+    table = specs.hardware if isinstance(specs, HardwareFile) else specs
+    over = {k.lower(): v for k, v in (overrides or {}).items()}
+    return {h: _figures(h, table, over) for h in hws}

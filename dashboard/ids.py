@@ -57,6 +57,12 @@ class Id(StrEnum):
     DELTAS_BOX = "deltas-box"
     PRUNED_BOX = "pruned-box"
     REJECTS_BOX = "rejects-box"
+    TCO_BOX = "tco-box"  # issue 27: the TCO calculator
+    TCO_GRID = "tco-grid"
+    TCO_HEADLINE = "tco-headline"
+    ASSUMPTIONS = "assumption-badges"
+    EVALS_CHART = "evals-chart"
+    HISTORY_CHANGELOG = "history-changelog"
     LAUNCH_BOX = "launch-box"
     # launch panel and jobs
     LAUNCH_SOURCE = "launch-source"

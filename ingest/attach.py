@@ -185,7 +185,8 @@ def choose(
 
 def point_window(data: bytes, index: int, count: int) -> Window | None:
     """A point's request window in epoch seconds from its source file, when it records one in a
-    zone-free clock: aiperf's `min_request_timestamp` / `max_response_timestamp` (ns). vLLM's
+    zone-free clock: aiperf's `min_request_timestamp` / `max_response_timestamp` (ns), or bench_serving's
+    `benchmark_start_time_unix` / `benchmark_end_time_unix` (s). vLLM's
     `date` is local time without a zone and gives none."""
     if count != 1 or data.lstrip()[:1] != b"{":
         return None
@@ -195,6 +196,14 @@ def point_window(data: bytes, index: int, count: int) -> Window | None:
         return None
     if not isinstance(doc, dict):
         return None
+    start, end = doc.get("benchmark_start_time_unix"), doc.get("benchmark_end_time_unix")
+    if (
+        isinstance(start, int | float)
+        and isinstance(end, int | float)
+        and not isinstance(start, bool)
+        and not isinstance(end, bool)
+    ):
+        return (float(start), float(end))  # bench_serving's benchmark window (epoch seconds)
     ends: list[float] = []
     for key in ("min_request_timestamp", "max_response_timestamp"):
         value = doc.get(key)

@@ -19,10 +19,12 @@ from typing import Any
 
 import polars as pl
 
+from ingest.changelog import run_changelog
 from ingest.contract.col import Col
 from ingest.contract.evals_schema import EvalCol
 from ingest.contract.schema import RejectCol, RunCol, SeriesCol, empty_points
 from ingest.defaults import account_local, check_defaults, read_local_defaults
+from ingest.errors import ParseError
 from ingest.eval_rows import eval_frame
 from ingest.eval_store import read_evals
 from ingest.reading import read_unit
@@ -100,6 +102,7 @@ def ingest_paths(
     now = datetime.now(UTC)
     per_run: dict[str, tuple[list[pl.DataFrame], list[Row]]] = {}
     per_run_evals: dict[str, list[pl.DataFrame]] = {}
+    changelogs: dict[str, list[dict[str, Any]]] = {}
     if run_id is not None:
         check_run_id(run_id)
     with workspace() as work:
@@ -122,6 +125,13 @@ def ingest_paths(
                     )
                 )
             c, local = read_local_defaults(c, rid, report)
+            try:
+                log = run_changelog([f for unit in c.units for f in unit.files])
+            except ParseError as exc:
+                report.rejected.append(Reject(rid, exc.path, exc.reason, exc.field, "changelog"))
+                log = None
+            if log is not None:
+                changelogs[rid] = log
             outs = []
             for unit in c.units:
                 outs.append(read_unit(unit, rid, report))
@@ -139,6 +149,8 @@ def ingest_paths(
                 report.runs.append(rid)
         metas = run_metas(paths, report.runs, run_id, dict(run_meta or {}), report)
     _store(store, per_run, report, metas, now, per_run_evals)
+    for rid, entries in changelogs.items():
+        store.write_changelog(rid, entries)
     return report
 
 

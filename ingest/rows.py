@@ -19,6 +19,7 @@ from ingest.contract.col import Col
 from ingest.contract.schema import SeriesCol
 from ingest.defaults import apply_defaults, fill_row, local_defaults
 from ingest.identity import refine_arms, unique_point_ids
+from ingest.normalize import energy
 from ingest.normalize.batch import normalize_batch
 from ingest.normalize.canonical import is_known_model
 from ingest.normalize.measurements import merge_measurements
@@ -103,6 +104,12 @@ def _join(
                     if v is not None and merged.get(k) is None:
                         merged[k] = v
                 series.extend({**r, "point_key": pi} for r in e.series)
+            measured = _measured_energy(
+                items[pi], partial, src, (pi, len(res.points)), report, run_id
+            )
+            for k, v in measured.items():
+                if merged.get(k) is None:
+                    merged[k] = v
             if items[pi]:
                 point_aux[pi] = tuple(
                     dict.fromkeys(rel for s_, e in items[pi] for rel in files_of(s_, e))
@@ -128,6 +135,40 @@ def _join(
                 point_aux,
             )
         )
+
+
+def _measured_energy(
+    items: list[tuple[SourceFile, ReadResult]],
+    point: Row,
+    src: SourceFile,
+    where: tuple[int, int],
+    report: IngestReport,
+    run_id: str,
+) -> Row:
+    """The measured energy columns of a point from the GPU telemetry joined to it (if any)."""
+    power = next((e.scope["gpu_power"] for _s, e in items if e.scope.get("gpu_power")), None)
+    if power is None:
+        return {}
+    # The point's own file, else a file joined to it that records the window (the raw result
+    # beside an aggregate, in the same pair of artifacts).
+    window = attach.point_window(src.data, *where) or next(
+        (w for s_, _e in items if (w := attach.point_window(s_.data, 0, 1)) is not None),
+        (None, None),
+    )
+    got = energy.measure(power, *window)
+    if got.energy_j is None:
+        report.notes.append(
+            Ignored(src.rel, f"no measured energy from its GPU telemetry: {got.reason}", run_id)
+        )
+        return {}
+    out: Row = {Col.MEASURED_ENERGY_J: got.energy_j, Col.MEASURED_POWER_W: got.power_w}
+    tokens = [point.get(Col.TOTAL_INPUT_TOKENS), point.get(Col.TOTAL_OUTPUT_TOKENS)]
+    counts = [float(t) for t in tokens if isinstance(t, int | float)]
+    if len(counts) == 2 and sum(counts) > 0:
+        out[Col.MEASURED_JOULES_PER_TOKEN] = got.energy_j / sum(counts)
+    if got.power_w is not None and got.gpus:
+        out[Col.AVG_POWER_W] = got.power_w / got.gpus
+    return out
 
 
 def build_rows(

@@ -135,6 +135,27 @@ class Store:
         txn: _Txn | None = getattr(self._local, "txn", None)
         return txn
 
+    # ---- changelogs (a run's changelog_metadata.json entries, beside the tables) -----------
+    @property
+    def changelog_dir(self) -> Path:
+        return self.root / "changelogs"
+
+    def write_changelog(self, run_id: str, entries: list[dict[str, object]]) -> None:
+        """Keep a run's changelog entries (`ingest.changelog`), replacing what it had."""
+        self.changelog_dir.mkdir(parents=True, exist_ok=True)
+        path = self.changelog_dir / f"run={_file_key(run_id)}.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"run_id": run_id, "entries": entries}, indent=1))
+        tmp.replace(path)
+
+    def changelog(self, run_id: str) -> list[dict[str, object]]:
+        """A run's changelog entries ([] when it has none)."""
+        path = self.changelog_dir / f"run={_file_key(run_id)}.json"
+        if not path.is_file():
+            return []
+        doc = json.loads(path.read_text())
+        return list(doc.get("entries", [])) if isinstance(doc, dict) else []
+
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Group the writes made inside into one commit (on exit; nested calls join the outer).
@@ -413,3 +434,10 @@ class Store:
         """The store's commits, newest first."""
         self.snapshot()  # refuses a store in the old layout
         return delta.history(self.uri, limit)
+
+
+def _file_key(run_id: str) -> str:
+    # A file name no two run ids share (the id itself is kept inside the file).
+    import hashlib
+
+    return hashlib.sha256(run_id.encode()).hexdigest()[:32]

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cached_property
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import polars as pl
 
+from analysis import tco
 from analysis.acceptance import GoldenTable, check_acceptance
 from analysis.comparison.deltas import Deltas, compute_deltas
 from analysis.comparison.ranking import rank_at
 from analysis.cost import (
     COST_COLUMNS,
+    CostClass,
     Costs,
     HardwareFile,
     axis_label,
@@ -394,6 +396,18 @@ class RunData:
     def selection(self, point_ids: Sequence[str]) -> PrunedList:
         """Some points of the view as a pruned list (for launching exactly those)."""
         return selection_list(self.verdict_points, point_ids)
+
+    @cached_property
+    def tco(self) -> pl.DataFrame:
+        """The TCO calculator's fleets per arm (`analysis.tco`); empty until both targets are set."""
+        v = self.view
+        if v.tco_intvty is None or v.tco_tput is None:
+            return pl.DataFrame(schema=tco.SCHEMA)
+        target = tco.Target(v.tco_intvty, v.tco_tput, cast(CostClass, v.tco_cost))
+        table = tco.fleet_table(self.points, target, self.source.hardware, parse_hwcost(v.hwcost))
+        return table.join(self.names, on=Col.ARM_ID, how="left").select(
+            Col.ARM_ID, ARM_NAME, *[c for c in table.columns if c != Col.ARM_ID]
+        )
 
     @cached_property
     def at_target(self) -> pl.DataFrame:

@@ -12,13 +12,15 @@ accuracy columns) are named here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import polars as pl
 
+from analysis import tco
 from analysis.comparison.history import arm_history
 from analysis.sweep.pruned import pruned_table
 from analysis.tables import Table, derived_units
+from ingest.changelog import config_key, touches
 from ingest.contract.col import Col
 from ingest.contract.schema import RunCol
 from ingest.store import Store
@@ -56,6 +58,14 @@ TABLES: dict[str, Callable[[RunData], Table]] = {
         "pruned", "Pruned list (kept and dropped)", pruned_table(d.pruned), d.view
     ),
     "rejects": lambda d: _table("rejects", "Rejected files and rows", d.rejects, d.view),
+    # issue 27: the TCO calculator's fleets (empty until tco_intvty and tco_tput are set)
+    "tco": lambda d: Table(
+        "tco",
+        f"Fleet for {d.view.tco_tput} tok/s at {d.view.tco_intvty} tok/s/user ({d.view.tco_cost})",
+        d.tco,
+        tco.UNITS,
+        {**_EXTRA_DESCRIPTIONS, **tco.DESCRIPTIONS},
+    ),
     # issue 14: the run's uplift over its baseline, per arm (empty without `baseline=`)
     "baseline": lambda d: _table(
         "baseline", "Uplift over the baseline per arm", _uplift(d), d.view
@@ -133,6 +143,27 @@ def history_frame(source: DataSource, view: HistoryView) -> pl.DataFrame:
     if points.height:
         points = source.costs(points, view.hwcost).frame
     return arm_history(points, source.store.runs(), list(view.arm), view.at, x=view.x, y=view.y)
+
+
+def history_changelog(
+    source: DataSource, view: HistoryView, frame: pl.DataFrame
+) -> list[dict[str, Any]]:
+    """The changelog entries of the runs a history shows (issue 27), oldest run first: each
+    with its run, its PR link and description, and the view's arms it names (by InferenceX
+    config key, `ingest.changelog.touches`)."""
+    if not frame.height:
+        return []
+    points = source.store.points().filter(pl.col(Col.ARM_ID).is_in(list(view.arm)))
+    keys: dict[str, tuple[str, str]] = {}
+    for r in points.unique(Col.ARM_ID, keep="first").iter_rows(named=True):
+        key = config_key(r[Col.MODEL_PREFIX], r[Col.PRECISION], r[Col.HW], r[Col.FRAMEWORK])
+        keys[str(r[Col.ARM_ID])] = (key, str(r[Col.ARM_LABEL] or r[Col.ARM_ID]))
+    out: list[dict[str, Any]] = []
+    for r in frame.unique(Col.RUN_ID, keep="first", maintain_order=True).iter_rows(named=True):
+        for entry in source.store.changelog(str(r[Col.RUN_ID])):
+            arms = [label for key, label in keys.values() if touches(entry, key)]
+            out.append({"run_id": r[Col.RUN_ID], "date": r["date"], "arms": arms, **entry})
+    return out
 
 
 def index_table(source: DataSource, view: IndexView) -> Table:

@@ -68,7 +68,11 @@
   // energy figures its axes use, and the attribution line), printed under the plot.
   function exportLines(gd) {
     var meta = gd.layout && gd.layout.meta, lines = [];
-    ((meta && meta.export_notes) || []).forEach(function (note) {
+    var notes = ((meta && meta.export_notes) || []).slice();
+    // the attribution (the server's text: the tool and the runs) with the page's address and date
+    notes.push(((meta && meta.attribution) || "Made with paretolens") + " \u00b7 " +
+      window.location.href + " \u00b7 " + new Date().toISOString().slice(0, 10));
+    notes.forEach(function (note) {
       var cur = "";
       String(note).split(" ").forEach(function (w) {
         if (cur && (cur + " " + w).length > 170) { lines.push(cur); cur = w; } else { cur = cur ? cur + " " + w : w; }

@@ -1,4 +1,5 @@
-"""Small multiples of a point's server-metric time series (KV cache, prefix hits, queues, ...)."""
+"""Small multiples of a point's time series: GPU telemetry (power, utilisation, clocks), then
+server metrics (KV cache, prefix hits, queues, ...)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from dashboard.figures.style import FONT, OKABE_ITO, inert
 from ingest.contract.schema import SeriesCol
 
 _SERIES_ORDER = (
+    "gpu:power_w",
+    "gpu:util_pct",
     "kv_cache_usage",
     "prefix_cache",
     "num_requests_running",

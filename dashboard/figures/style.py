@@ -38,6 +38,20 @@ TOL_MUTED = (
     "#AA4499",
 )
 PALETTE = OKABE_ITO + TOL_MUTED
+# The `palette=` URL option (issue 27): the colours the arms take instead of PALETTE's, index by
+# index. "tol": Paul Tol's "bright" scheme (colour-blind safe, more saturated), then "muted";
+# "contrast": nine dark colours, each at least 5:1 against the white background (WCAG AA for
+# text), told apart by hue and lightness (a projector, a printout, low vision).
+TOL_BRIGHT = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377", "#BBBBBB")
+HIGH_CONTRAST = (
+    "#004488", "#B71C1C", "#117733", "#000000", "#AA3377", "#994F00", "#007A7A", "#4A148C",
+    "#6B6B00",
+)  # fmt: skip
+PALETTES: dict[str, tuple[str, ...]] = {
+    "okabe": PALETTE,
+    "tol": TOL_BRIGHT + TOL_MUTED,
+    "contrast": HIGH_CONTRAST,
+}
 RUN_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "pentagon", "hexagon", "star", "cross")
 RUN_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 ENVELOPE_COLOR = "#7f7f7f"
@@ -391,3 +405,51 @@ def legend_trace(
         "marker": {"color": color, "symbol": symbol, "size": 9}, "hoverinfo": "skip",
         "legendgroup": tok, "meta": tok, "visible": "legendonly" if hidden else True,
     }  # fmt: skip
+
+
+def _swap(value: Any, table: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return table.get(value.upper(), value)
+    if isinstance(value, list | tuple):
+        return [_swap(v, table) for v in value]
+    return value
+
+
+def repaint(fig: Figure, palette: str) -> Figure:
+    """The figure with the arms' colours taken from another palette (`PALETTES`), index by
+    index: every PALETTE colour of a trace's marker, line or label, or of a note, becomes the
+    colour at the same index of `palette` (envelope, invalid and verdict greys stay)."""
+    if palette == "okabe" or palette not in PALETTES:
+        return fig
+    new = PALETTES[palette]
+    table = {c.upper(): new[i % len(new)] for i, c in enumerate(PALETTE)}
+    for trace in fig.get("data", []):
+        for part in ("marker", "line", "textfont"):
+            spec = trace.get(part)
+            if isinstance(spec, dict) and "color" in spec:
+                spec["color"] = _swap(spec["color"], table)
+        marker = trace.get("marker")
+        if isinstance(marker, dict) and isinstance(marker.get("line"), dict):
+            marker["line"]["color"] = _swap(marker["line"].get("color"), table)
+    for note in fig.get("layout", {}).get("annotations") or []:
+        font = note.get("font")
+        if isinstance(font, dict) and "color" in font:
+            font["color"] = _swap(font["color"], table)
+    return fig
+
+
+def attribute(fig: Figure, runs: Sequence[str]) -> Figure:
+    """The attribution the chart's PNG and SVG downloads carry (paretolens.js adds the page's
+    address and the date and writes it under the chart): the tool and the runs drawn."""
+    shown = ", ".join(str(r) for r in runs[:6]) + (
+        f" and {len(runs) - 6} more" if len(runs) > 6 else ""
+    )
+    text = (
+        f"Made with paretolens from the published results of run {shown}"
+        if runs
+        else "Made with paretolens"
+    )
+    meta = fig.setdefault("layout", {}).setdefault("meta", {})
+    if isinstance(meta, dict):
+        meta["attribution"] = inert(text)
+    return fig

@@ -23,11 +23,70 @@ from ingest.contract.col import Col
 from ingest.contract.schema import SPECS, RunCol
 from views import urls
 from views.query.state import HistoryView, RunView
-from views.tables import history_table
+from views.tables import history_changelog, history_table
 
 
 def _run_label(r: dict[str, Any]) -> str:
     return f"{str(r['date'] or '')[:10]} · {r[Col.RUN_ID]}"
+
+
+def _pr(entry: dict[str, Any]) -> str:
+    link = str(entry.get("pr_link") or "")
+    tail = link.rstrip("/").rsplit("/", 1)[-1]
+    return f"PR {tail}" if tail.isdigit() else "changelog"
+
+
+def changelog_marks(fig: style.Figure, changelog: list[dict[str, Any]]) -> style.Figure:
+    """A dashed line at each run whose changelog names one of the arms, labelled with its PR
+    and the description on hover (issue 27)."""
+    shapes, notes = [], []
+    for entry in changelog:
+        if not entry.get("arms"):
+            continue
+        x = _run_label(entry)
+        shapes.append(
+            {
+                "type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
+                "line": {"color": "#555", "width": 1, "dash": "dash"},
+            }
+        )  # fmt: skip
+        text = "<br>".join(style.inert(d) for d in entry.get("description", []))
+        notes.append(
+            {
+                "x": x, "xref": "x", "y": 1, "yref": "paper", "yanchor": "bottom",
+                "text": style.inert(_pr(entry)), "showarrow": False, "font": {"size": 10},
+                "hovertext": f"{style.inert(', '.join(entry['arms']))}:<br>{text}",
+                "name": "changelog",
+            }
+        )  # fmt: skip
+    fig["layout"]["shapes"] = [*fig["layout"].get("shapes", []), *shapes]
+    fig["layout"]["annotations"] = [*fig["layout"].get("annotations", []), *notes]
+    return fig
+
+
+def changelog_list(changelog: list[dict[str, Any]]) -> Any:
+    """Every changelog entry of the runs shown, the arms it names first marked."""
+    if not changelog:
+        return html.Div(
+            "No changelog for these runs (ingest a run's changelog-metadata artifact to mark its "
+            "configuration changes here).",
+            className="muted small",
+        )
+    items = []
+    for e in changelog:
+        link = urls.safe_href(e.get("pr_link"))
+        head: list[Any] = [html.B(_run_label(e)), " "]
+        head.append(
+            html.A(_pr(e), href=link, target="_blank", rel="noopener noreferrer")
+            if link
+            else _pr(e)
+        )
+        head.append(f" · {', '.join(e['arms'])}" if e["arms"] else " · none of these arms")
+        items.append(
+            html.Li([*head, html.Ul([html.Li(d) for d in e.get("description", [])])],
+                    className="changelog-entry" + (" marked" if e["arms"] else ""))
+        )  # fmt: skip
+    return html.Div([html.H4("Changelog of these runs"), html.Ul(items)], id=Id.HISTORY_CHANGELOG)
 
 
 def history_figure(frame: pl.DataFrame, view: HistoryView) -> style.Figure:
@@ -142,6 +201,7 @@ def layout(app: AppContext, query: str) -> Any:
         )
     table = history_table(app.source, view)
     frame = table.frame
+    changelog = history_changelog(app.source, view, frame)
     if not frame.height:
         notes = [*notes, f"no run in the store has arm {', '.join(view.arm)}"]
     return html.Div(
@@ -163,12 +223,13 @@ def layout(app: AppContext, query: str) -> Any:
             html.Div(
                 dcc.Graph(
                     id=Id.HISTORY_CHART,
-                    figure=history_figure(frame, view),
+                    figure=changelog_marks(history_figure(frame, view), changelog),
                     config=GRAPH_CONFIG,
                     style={"height": "470px"},
                 ),
                 className="card chart-card",
             ),
             html.Div(history_rows(frame, view), className="card"),
+            html.Div(changelog_list(changelog), className="card"),
         ]
     )

@@ -19,7 +19,7 @@ from dashboard import forged
 from dashboard.context import AppContext
 from dashboard.figures import updates
 from dashboard.ids import Id, control
-from dashboard.pages import launch, missing
+from dashboard.pages import launch, missing, run_tco
 from dashboard.pages import run_panels as p
 from dashboard.pages import run_tables as t
 from dashboard.pages.run_charts import (
@@ -44,6 +44,7 @@ TAB_BOXES = (
     ("al", Id.AL_BOX),
     ("deltas", Id.DELTAS_BOX),
     ("pruned", Id.PRUNED_BOX),
+    ("tco", Id.TCO_BOX),
     ("rejects", Id.REJECTS_BOX),
     ("launch", Id.LAUNCH_BOX),
 )
@@ -56,6 +57,7 @@ TABLE_BODIES = {
     "al": t.al_body,
     "deltas": t.deltas_body,
     "pruned": t.pruned_body,
+    "tco": run_tco.tco_body,
     "rejects": t.rejects_body,
 }
 TABLE_KEYS = (*TABLE_BODIES, "at")
@@ -189,6 +191,7 @@ def layout(app: AppContext, query: str) -> Any:
                                     "pruned": t.prune_controls(
                                         view, list(app.source.master_configs())
                                     ),
+                                    "tco": run_tco.tco_controls(view),
                                 },
                             ),
                         ]

@@ -45,25 +45,20 @@ def _place_at_label(fig: style.Figure, view: RunView) -> style.Figure:
     return fig
 
 
-# The line every downloaded chart image ends with (dashboard/assets/paretolens.js `download`).
-ATTRIBUTION = "Made with paretolens from the runs' own result files"
-
-
 def with_export_notes(fig: style.Figure, data: RunData) -> style.Figure:
     """The figure with what its PNG/SVG download prints under the chart (`layout.meta`, which
-    plotly keeps and never draws): the cost and energy figures and sources the axes use, and
-    the attribution line with the runs."""
-    runs = ", ".join(data.view.runs)
-    fig["layout"]["meta"] = {
-        "export_notes": [*data.cost_notes()[:1], f"{ATTRIBUTION} (run {runs})."]
-    }
+    plotly keeps and never draws): the cost and energy figures and sources the axes use; the
+    attribution line (`style.attribute`) follows them."""
+    meta = fig.setdefault("layout", {}).setdefault("meta", {})
+    meta["export_notes"] = [*data.cost_notes()[:1]]
     return fig
 
 
 def main_figure(data: RunData, view: RunView) -> style.Figure:
     """The throughput-vs-interactivity chart of a view."""
     a = data.analysis
-    return with_export_notes(_place_at_label(_main_figure(data, view, a), view), data)
+    fig = _place_at_label(_main_figure(data, view, a), view)
+    return with_export_notes(style.attribute(style.repaint(fig, view.palette), view.runs), data)
 
 
 def _main_figure(data: RunData, view: RunView, a: Any) -> style.Figure:
@@ -73,7 +68,7 @@ def _main_figure(data: RunData, view: RunView, a: Any) -> style.Figure:
 def second_figure(data: RunData, view: RunView) -> style.Figure:
     """The throughput-vs-latency chart of a view."""
     fig = frontier.frontier_figure(second_chart(data, view, chart_title(data, view, view.x2)))
-    return with_export_notes(fig, data)
+    return with_export_notes(style.attribute(style.repaint(fig, view.palette), view.runs), data)
 
 
 # Fields whose change leaves the charts alone, and those a patch of the drawn charts can show
@@ -104,7 +99,7 @@ def second_frame(data: RunData, view: RunView) -> style.Figure:
     )  # fmt: skip
     layout["showlegend"] = False
     layout["annotations"] = []  # the second chart has no notes (no "rank arms at x" line)
-    return with_export_notes({"data": [], "layout": layout}, data)
+    return with_export_notes(style.attribute({"data": [], "layout": layout}, view.runs), data)
 
 
 def main_tokens(fig: style.Figure) -> dict[str, list[str]]:

@@ -9,6 +9,7 @@ from typing import Any
 import polars as pl
 from dash import dcc, html
 
+from analysis.cost import energy_check
 from analysis.tables import column_description, column_unit, headed
 from dashboard import components as c
 from dashboard.figures import series, style
@@ -22,6 +23,7 @@ from views.query.choices import (
     ENVELOPE_CHOICES,
     FILTERS,
     LABEL_CHOICES,
+    PALETTE_CHOICES,
     TOGGLES,
     X2_CHOICES,
     X_CHOICES,
@@ -139,6 +141,18 @@ def sidebar(view: RunView, data: RunData) -> html.Aside:
                     options=choices(LABEL_CHOICES),
                     value=view.labels,
                     inline=True,
+                ),
+            ],
+            className="control",
+        ),
+        html.Div(
+            [
+                html.Label("Colours"),
+                dcc.RadioItems(
+                    id=control("palette"),
+                    options=choices(PALETTE_CHOICES),
+                    value=view.palette,
+                    labelStyle={"display": "block"},
                 ),
             ],
             className="control",
@@ -337,6 +351,11 @@ def detail_panel(data: RunData, view: RunView) -> list[Any]:
             className="small",
         ),
         html.Div(source, className="small"),
+        html.Div(
+            [html.Span("energy: ", className="muted"), energy_check(row) or "no GPU telemetry"],
+            className="small",
+            id="pinned-energy",
+        ),
         dcc.Graph(figure=metrics, config=GRAPH_CONFIG)
         if metrics is not None
         else html.Div("no server-metric time series for this point", className="muted small"),

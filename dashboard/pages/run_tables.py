@@ -11,9 +11,11 @@ import polars as pl
 from dash import dcc, html
 
 from dashboard import components as c
+from dashboard.figures.evals import evals_figure
 from dashboard.ids import Id, control
+from dashboard.pages import badges
 from dashboard.pages import overlays as o
-from dashboard.pages.run_panels import choices, dropdown
+from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown
 from ingest.contract.col import Col
 from ingest.contract.schema import SPECS
 from views import urls
@@ -31,7 +33,7 @@ def at_readout(data: RunData, view: RunView) -> Any:
         return html.Div([html.Div(
             "Enter a value in “Rank arms at x =” to rank every arm by its frontier throughput there (PCHIP along the frontier, no extrapolation).",
             className="muted small",
-        ), *o.panel(data, view), accuracy_panel(data, view)])  # fmt: skip
+        ), *o.panel(data, view), badges.for_view(data, view), accuracy_panel(data, view)])  # fmt: skip
     t = data.at_target
     unit_y = SPECS[Col(view.y)].unit
     body = []
@@ -67,6 +69,7 @@ def at_readout(data: RunData, view: RunView) -> Any:
             table,
             c.export_links("at", view.query()),
             *o.panel(data, view),
+            badges.for_view(data, view),
             accuracy_panel(data, view),
         ]
     )
@@ -109,9 +112,11 @@ def accuracy_panel(data: RunData, view: RunView) -> Any:
             for r in acc.iter_rows(named=True)
         ]
         body = html.Table([head, *rows], className="at-table", id=Id.ACCURACY_TABLE)
+    chart = evals_figure(acc, data.arm_order, view.palette) if acc.height else None
     return html.Div(
         [
             html.H4("Accuracy per arm (evals joined by configuration)"),
+            dcc.Graph(figure=chart, config=GRAPH_CONFIG, id=Id.EVALS_CHART) if chart else None,
             body,
             html.Div(
                 [

@@ -171,6 +171,9 @@ class Col(StrEnum):
     KV_CACHE_POOL_TOKENS = "kv_cache_pool_tokens"
     NUM_PREEMPTIONS = "num_preemptions"
     AVG_POWER_W = "avg_power_w"
+    MEASURED_ENERGY_J = "measured_energy_j"
+    MEASURED_POWER_W = "measured_power_w"
+    MEASURED_JOULES_PER_TOKEN = "measured_joules_per_token"
     # configuration detail and derived identity
     SERVER_FLAGS = "server_flags"
     METADATA = "metadata"

@@ -360,6 +360,34 @@ MEASURED_COLUMNS: tuple[ColumnSpec, ...] = (
         Col.AVG_POWER_W, _F, "W", "average GPU power over the benchmark window", None, "server"
     ),
     ColumnSpec(
+        Col.MEASURED_ENERGY_J,
+        _F,
+        "J",
+        "GPU-board energy over the benchmark window, all GPUs, from the point's gpu_metrics "
+        "telemetry (per-GPU trapezoid, linear at the window's ends)",
+        None,
+        "server",
+    ),
+    ColumnSpec(
+        Col.MEASURED_POWER_W,
+        _F,
+        "W",
+        "measured GPU-board power, all GPUs together, over the benchmark window "
+        "(measured_energy_j / window length)",
+        None,
+        "server",
+    ),
+    ColumnSpec(
+        Col.MEASURED_JOULES_PER_TOKEN,
+        _F,
+        "J/token",
+        "measured GPU-board energy per input+output token (measured_energy_j / "
+        "(total_input_tokens + total_output_tokens)); compare joules_per_token, modelled from "
+        "hardware.yaml",
+        "lower",
+        "server",
+    ),
+    ColumnSpec(
         Col.SERVER_FLAGS,
         _S,
         "",

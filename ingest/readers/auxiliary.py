@@ -204,10 +204,20 @@ KINDS: tuple[Kind, ...] = (
         "cross-checked when read with its vLLM capture directory; alone it has nothing to store",
     ),
     Kind(
-        "gpu_metrics",
-        lambda s, d: _csv_header(s).replace(" ", "").startswith("timestamp,index,power.draw"),
-        "nvidia-smi GPU telemetry CSV (power, clocks, utilisation): power is read from the "
-        "aggregate's avg_power_w, the raw samples are not stored",
+        "gpu_energy_counters",
+        lambda s, d: _csv_header(s).strip().replace(" ", "") == "gpu,total_energy_consumption",
+        "amd-smi energy-accumulator snapshot (gpu_metrics_energy_start/end.csv) beside a "
+        "gpu_metrics.csv: the measured energy integrates the sampled power instead, not stored",
+    ),
+    Kind(
+        "gpu_identity",
+        lambda s, d: (
+            isinstance(d, dict)
+            and isinstance(d.get("gpu_data"), list)
+            and all(isinstance(g, dict) and "asic" in g for g in d["gpu_data"][:8])
+        ),
+        "amd-smi static --json GPU identity (gpu_metrics_identity.json): hardware inventory, "
+        "not a measurement",
     ),
     Kind(
         "run_stats",

@@ -52,6 +52,7 @@ FILE_MODULES: tuple[str, ...] = (
     "ingest.readers.trtllm_bench",
     "ingest.readers.mlperf",
     # ---- end issue 24, part B ----
+    "ingest.readers.gpu_metrics",
     "ingest.readers.auxiliary",
 )
 

@@ -38,6 +38,7 @@ from dash import Dash
 
 from analysis.comparison.baseline import BASELINE_MAIN
 from dashboard.app import create_app
+from dashboard.figures import style
 from dashboard.pages import compare as compare_page
 from dashboard.pages import run_panels, run_tables
 from dashboard.pages.run import RunCallbacks
@@ -462,3 +463,19 @@ def test_cli_compare_is_the_pages_comparison(estore: Store, esource: DataSource)
     view = CompareView.parse(f"base=main&candidate={RUN}&slo=p99_ttft<=0.4")[0]
     assert res.stdout == esource.compare_data(view).markdown
     assert f"{NEW_MAIN} (2026-03-20, 2 points)" in res.stderr
+
+
+def test_evals_chart_dot_and_whisker_per_arm(esource: DataSource) -> None:
+    # issue 27: the accuracy panel beside the frontier draws each arm's score ± its stderr,
+    # lowest first, in the arm's colour (palette=contrast: the high-contrast colours)
+    view, _ = RunView.parse(f"unofficialRun={RUN}&palette=contrast")
+    panel = run_tables.accuracy_panel(esource.run_data(view), view)
+    graph = next(c for c in panel.children if getattr(c, "id", None) == "evals-chart")
+    trace = graph.figure["data"][0]
+    assert trace["x"] == [RUN_NO_SPEC[0], RUN_MTP[0]]
+    assert trace["error_x"]["array"] == [RUN_NO_SPEC[1], RUN_MTP[1]]
+    assert [y.split(" · ")[-2:] for y in trace["y"]] == [
+        ["TP8 EP1 | no spec | kv none", "gsm8k"],
+        ["TP8 EP1 | MTP | kv none", "gsm8k"],
+    ]
+    assert set(trace["marker"]["color"]) <= set(style.PALETTES["contrast"])

@@ -201,7 +201,7 @@ def test_bad_export_requests_say_what_is_wrong(
 def test_json_requests_get_json_errors(client: Any) -> None:
     resp = _get(client, "/export/nope.json?unofficialRun=mtp", 404)
     assert json.loads(resp.get_data(as_text=True)) == {
-        "error": "unknown table 'nope'; tables: points, al, deltas, deltas_frontier, at, pruned, rejects, baseline, uplift, compare_points, unmatched, runs, jobs, history",
+        "error": "unknown table 'nope'; tables: points, al, deltas, deltas_frontier, at, pruned, rejects, tco, baseline, uplift, compare_points, unmatched, runs, jobs, history",
         "status": 404,
     }
 

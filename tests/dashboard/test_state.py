@@ -107,7 +107,8 @@ def test_every_run_view_field_declares_what_it_affects() -> None:
 
 def test_the_cache_and_callback_field_sets_follow_from_the_markers() -> None:
     # The lists these replaced, written out by hand in three modules before.
-    assert {"logx", "logy", "frontier_only", "labels", "point", "hide", "tab", "x2"} == DISPLAY_ONLY
+    shown = {"logx", "logy", "frontier_only", "labels", "point", "hide", "tab", "x2", "palette"}
+    assert shown == DISPLAY_ONLY
     assert set(run_data.CACHE_IGNORED) == DISPLAY_ONLY - {"x2"}
     assert run_data.RUN_FIELDS == ("runs",)
     assert set(run_data.POINT_FIELDS) == {"runs", *FILTER_FIELDS, "hwcost"}
@@ -121,7 +122,8 @@ def test_the_cache_and_callback_field_sets_follow_from_the_markers() -> None:
         "arm_frontier",
         "master",
     }
-    assert {"tab", "ab", "neighbours", "arm_frontier", "master"} == run.FIGURE_NEUTRAL
+    tco = {"tco_intvty", "tco_tput", "tco_cost"}  # the TCO calculator's targets (issue 27)
+    assert {"tab", "ab", "neighbours", "arm_frontier", "master", *tco} == run.FIGURE_NEUTRAL
     assert {"logx", "logy", "hide", "point"} == run.PATCHABLE
     assert run.chart_update({"tab", "ab"}) == "none" and run.chart_update(None) == "figure"
     assert run.chart_update({"logx", "tab"}) == "patch" and run.chart_update({"spec"}) == "figure"

@@ -60,7 +60,7 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
             # 16 multinode + 3 Kimi raw + 10 local runs + 43 wild vLLM + 1 renamed Kimi raw copy,
             # less 2 repeats of local re-runs saved beside each other (conc64/_rerun, _retry);
             # the renamed copy is a copy of its raw file
-            "bench_serving_ms": 71,
+            "bench_serving_ms": 72,  # + 1 beside the gpu_metrics excerpt
             "bench_serving_random_s": 169,
             "genai_perf": 6,  # wild GenAI-Perf exports (2 repos, both input_config generations)  # GLM-5 52 + MiniMax-M2.5 72 + Qwen3.5 45
             "multiturn_summary": 46,  # rows of experiment_summary.csv
@@ -84,7 +84,7 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
     # 421 before issues 24 and 23, + issue 24 part A and B fixtures, + 48 for issue 23: its
     # fixtures' 49 new points net of the copies and repeats they hold, less the GuideLLM YAML
     # twin stored once
-    expected = 421 + sum(HARNESSES_A.values()) + 34 + 48
+    expected = 421 + sum(HARNESSES_A.values()) + 34 + 48 + 1  # + 1: gpu_metrics
     assert rep.accepted == expected and rep.duplicates == 0
     ignored = {i.path for i in rep.ignored}
     assert "inferencex/golden_al/minimaxm3_eagle3_gqa.yaml" in ignored

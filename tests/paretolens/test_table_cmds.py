@@ -23,6 +23,7 @@ RUN_VIEW = "unofficialRun=dsr1&ab=kv_offloading&at=40&baseline=dsr1-rerun"
 QUERIES = {
     **{name: RUN_VIEW for name, spec in EXPORTS.items() if spec.view.__name__ == "RunView"},
     "pruned": "unofficialRun=29003473063,29337493492",
+    "tco": "unofficialRun=dsr1&tco_intvty=40&tco_tput=100000",
     "uplift": "base=dsr1&candidate=dsr1-rerun",
     "compare_points": "base=dsr1&candidate=dsr1-rerun",
     "unmatched": "base=dsr1&candidate=mtp",
@@ -53,7 +54,7 @@ def _cli(store: Store, *args: str) -> Result:
 
 def test_every_table_is_exported_in_every_renderer_format() -> None:
     assert list(EXPORTS) == [
-        "points", "al", "deltas", "deltas_frontier", "at", "pruned", "rejects", "baseline",
+        "points", "al", "deltas", "deltas_frontier", "at", "pruned", "rejects", "tco", "baseline",
         "uplift", "compare_points", "unmatched", "runs", "jobs", "history",
     ]  # fmt: skip
     assert {name: spec.formats for name, spec in EXPORTS.items() if name != "points"} == {

@@ -29,6 +29,7 @@ class Part(StrEnum):
     CHART_STYLE = "chart_style"  # the drawn charts, updated by a patch (axes type, hidden, pin)
     BASELINE = "baseline"  # the baseline drawn under the run and its uplift (issue 14)
     PRUNED = "pruned"  # the pruned list and its exports (prune options, issue 13)
+    TCO = "tco"  # the TCO calculator's fleets (issue 27)
 
 
 # Each part is rebuilt when a part it is built on changes.
@@ -40,6 +41,7 @@ BUILT_ON: dict[Part, tuple[Part, ...]] = {
     Part.RANKING: (Part.MAIN,),
     Part.BASELINE: (Part.MAIN,),
     Part.PRUNED: (Part.MAIN,),
+    Part.TCO: (Part.POINTS,),
     Part.CHARTS: (Part.MAIN, Part.SECOND, Part.BASELINE),
 }
 # The parts a `RunData` holds (its cache key is the fields that affect one of them).
@@ -53,6 +55,7 @@ DATA_PARTS = frozenset(
         Part.RANKING,
         Part.BASELINE,
         Part.PRUNED,
+        Part.TCO,
     }
 )
 # The parts the table tabs and the ranking show (the second plane only has a chart).

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from analysis.cost import COST_COLUMNS
+from analysis.cost import CLASS_TITLES, COST_COLUMNS
 from analysis.cost import LABELS as COST_LABELS
 from ingest.contract.col import Col
 
@@ -20,6 +20,8 @@ Y_CHOICES: tuple[tuple[Col, str], ...] = (
 )
 # Issue 14: the cost and energy columns (analysis.cost, filled at view time with `hwcost=`).
 Y_CHOICES += tuple((col, COST_LABELS[col]) for col in COST_COLUMNS)
+# Issue 27: the measured energy per token of points with GPU telemetry (gpu_metrics.csv).
+Y_CHOICES += ((Col.MEASURED_JOULES_PER_TOKEN, "Measured J/token (GPU telemetry)"),)
 X_CHOICES: tuple[tuple[Col, str], ...] = (
     (Col.MEDIAN_INTVTY, "Interactivity, median"),
     (Col.P90_INTVTY, "Interactivity, p90 (slow tail)"),
@@ -46,6 +48,14 @@ AB_CHOICES: tuple[tuple[Col, str], ...] = (
     (Col.NUM_SPEC_TOKENS, "spec tokens K"),
     (Col.DP_ATTENTION, "DP attention"),
 )
+# The TCO calculator's cost classes (analysis.cost.CLASS_TITLES).
+COST_CLASS_CHOICES = tuple(CLASS_TITLES.items())
+# The charts' palettes (dashboard.figures.style.PALETTES), issue 27.
+PALETTE_CHOICES = (
+    ("okabe", "Okabe-Ito (colour-blind safe)"),
+    ("tol", "Paul Tol bright (colour-blind safe)"),
+    ("contrast", "High contrast"),
+)
 LABEL_CHOICES = (
     ("conc", "concurrency"),
     ("gpus", "GPUs"),
@@ -58,6 +68,7 @@ TABS = (
     ("al", "Acceptance length"),
     ("deltas", "A/B deltas"),
     ("pruned", "Pruned list"),
+    ("tco", "TCO calculator"),
     ("rejects", "Rejected"),
     ("launch", "Launch"),
 )

@@ -24,9 +24,11 @@ from ingest.run_ids import is_readable_run_id
 from views.query.affects import TABLE_PARTS, Part, affects, fields_sparing
 from views.query.choices import (
     AB_CHOICES,
+    COST_CLASS_CHOICES,
     ENVELOPE_CHOICES,
     LABEL_CHOICES,
     LOG_STREAMS,
+    PALETTE_CHOICES,
     PRUNE_TOGGLES,
     TABS,
     TOGGLES,
@@ -111,6 +113,8 @@ class RunView(View):
     logy: Annotated[bool, affects(Part.CHART_STYLE)] = False
     frontier_only: Annotated[bool, affects(Part.CHARTS)] = False
     labels: Annotated[str, one_of(LABEL_CHOICES), affects(Part.CHARTS)] = "conc"
+    # issue 27: the arms' colours (`palette=tol|contrast`; Okabe-Ito by default)
+    palette: Annotated[str, one_of(PALETTE_CHOICES), affects(Part.CHARTS)] = "okabe"
     envelope: Annotated[str, one_of(ENVELOPE_CHOICES), affects(Part.MAIN, Part.SECOND)] = "run"
     at: Annotated[PositiveX, affects(Part.RANKING, Part.CHARTS)] = None
     slo: Annotated[SloText, affects(Part.MAIN, Part.SECOND)] = ""
@@ -129,6 +133,12 @@ class RunView(View):
     baseline: Annotated[str, affects(Part.BASELINE)] = ""
     # `hwcost=h200:kw=1.2,hyperscaler=2.5;...`: per-hardware power and $/GPU-h overrides.
     hwcost: Annotated[HwCost, affects(Part.POINTS)] = ""
+    # ---- issue 27: the TCO calculator (`tab=tco`): the interactivity every user must get
+    # (tok/s/user), the fleet's total throughput (tok/s) and the cost class; the per-GPU power
+    # and $/GPU-h it assumes are hwcost's (above) ----
+    tco_intvty: Annotated[PositiveX, affects(Part.TCO)] = None
+    tco_tput: Annotated[PositiveX, affects(Part.TCO)] = None
+    tco_cost: Annotated[str, one_of(COST_CLASS_CHOICES), affects(Part.TCO)] = "hyperscaler"
 
     @field_validator("baseline")
     @classmethod
