@@ -24,7 +24,7 @@ from views.tables import history_changelog, history_table
 
 AGG = Path(__file__).resolve().parents[1] / "fixtures" / "inferencex" / "agentic_agg"
 TP4, TP8 = "29003473063", "29337493492"
-KV_NONE = "b3ff4eac157f4468"  # TP4 EP1 | no spec | kv none
+KV_NONE = "1b9425cf10a3a94a"  # TP4 EP1 | no spec | kv none (the canonical configuration key)
 
 
 @pytest.fixture(scope="module")

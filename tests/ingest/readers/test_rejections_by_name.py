@@ -113,7 +113,7 @@ def test_a_json_array_still_parses(values: list[object]) -> None:
 
 def _not_array_content(tag: str) -> bool:
     """What no JSON array of scalars holds unquoted: more than numbers, true/false/null, commas."""
-    return re.sub(r"\b(?:true|false|null)\b|[-+0-9eE.,\s]", "", tag) != ""
+    return re.sub(r"\b(?:true|false|null|Infinity|NaN)\b|[-+0-9eE.,\s]", "", tag) != ""
 
 
 _TAG_CHARS = st.characters(min_codepoint=33, max_codepoint=126, exclude_characters='[]{}"')
