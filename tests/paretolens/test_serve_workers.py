@@ -130,9 +130,12 @@ def test_both_processes_show_a_run_ingested_while_they_serve(
     server: Server, tmp_path: Path
 ) -> None:
     # The page as a browser loads it: its HTML, then the layout the page asks for.
-    for path, referer in ((PAGE, None), (LAYOUT, PAGE)):
-        before = server.through_both(path, referer)
-        assert [s for s, _ in before.values()] == [200, 200]
+    # Before the ingest both answer the page 404 (a run not in the store, one rule on every
+    # route) and its layout with the page that says so.
+    page = server.through_both(PAGE, None)
+    assert [s for s, _ in page.values()] == [404, 404]
+    before = server.through_both(LAYOUT, PAGE)
+    assert [s for s, _ in before.values()] == [200, 200]
     assert all(f"Run {KIMI} not in the store" in body for _, body in before.values())
 
     # A separate process ingests the run (as a CI runner would), while both serve.
