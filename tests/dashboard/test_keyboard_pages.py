@@ -156,7 +156,16 @@ def test_a_dropdown_opens_and_chooses_from_the_keyboard_alone(driver: Any, live_
     assert driver.switch_to.active_element.get_attribute("id") == y_id
     ActionChains(driver).send_keys(Keys.ENTER).perform()
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".dash-dropdown-content [role=option]"))
-    ActionChains(driver).send_keys(Keys.ARROW_DOWN).perform()
+    # The open list puts focus on the checked option; the arrow keys move it (the first press
+    # may land while focus is still arriving, so press until it rests on another metric).
+    focused = "var e = document.activeElement; return e.closest('.dash-dropdown-content') ? e.value : null;"
+    wait(driver, lambda d: d.execute_script(focused))
+
+    def moved(d: Any) -> bool:
+        ActionChains(d).send_keys(Keys.ARROW_DOWN).perform()
+        return d.execute_script(focused) not in (None, "tput_per_gpu")
+
+    wait(driver, moved)
     ActionChains(driver).send_keys(Keys.ENTER).perform()
     chosen = wait(driver, lambda d: parse_qs(urlsplit(d.current_url).query).get("y"))
     assert chosen != ["tput_per_gpu"]
