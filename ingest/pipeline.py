@@ -13,6 +13,7 @@ The rooms: `ingest.report` (outcomes), `ingest.reading` (units through readers),
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from ingest.defaults import account_local, check_defaults, read_local_defaults
 from ingest.errors import ParseError
 from ingest.eval_rows import eval_frame
 from ingest.eval_store import read_evals
+from ingest.normalize.measurements import KEY_COLUMNS, merge_measurements, repeats_of
 from ingest.reading import read_unit
 from ingest.report import Ignored, IngestReport, Reject
 from ingest.rows import build_rows
@@ -186,27 +188,20 @@ def _store_runs(
         meta = metas.get(rid, {})
         frames, series = per_run.get(rid, ([], []))
         rows = pl.concat(frames) if frames else empty_points()
-        existing = (
-            store.scan_points([rid]).select(Col.SOURCE_PATH, Col.SOURCE_SHA256).unique().collect()
-        )
-        known = set(
-            zip(
-                existing.get_column(Col.SOURCE_PATH).to_list(),
-                existing.get_column(Col.SOURCE_SHA256).to_list(),
-                strict=True,
-            )
-        )
-        known_sha = {s for _, s in known}
+        new_rows = rows.filter(~_already_stored(store, rid, rows))
         paths: list[str] = rows.get_column(Col.SOURCE_PATH).to_list()
-        new_rows = rows
-        if known:
-            shas = rows.get_column(Col.SOURCE_SHA256).to_list()
-            keep = [
-                (p, s) not in known and s not in known_sha for p, s in zip(paths, shas, strict=True)
-            ]
-            new_rows = rows.filter(pl.Series(keep, dtype=pl.Boolean))
         report.duplicates += rows.height - new_rows.height
-        report.accepted += new_rows.height
+        # The files read now replace what the store had from them (before any merge names a
+        # stored file as the source of a merged point).
+        replaced = sorted(set(new_rows.get_column(Col.SOURCE_PATH).to_list()))
+        new_rows, renamed, taken = _merge_with_stored(store, rid, new_rows, report)
+        report.accepted += taken
+        if renamed:
+            _follow(report, rid, renamed)
+            series = [
+                {**s, SeriesCol.POINT_ID: renamed.get(s[SeriesCol.POINT_ID], s[SeriesCol.POINT_ID])}
+                for s in series
+            ]
         fresh = set(new_rows.get_column(Col.POINT_ID).to_list())
         mine = [o for o in report.accepted_files if o.run_id == rid]
         # (an eval file's outcome has no point ids: `_store_evals` decides it)
@@ -216,7 +211,6 @@ def _store_runs(
             report.accepted_files = [o for o in report.accepted_files if o not in stale]
         if new_rows.height:
             new_ids = set(new_rows.get_column(Col.POINT_ID).to_list())
-            replaced = sorted(set(new_rows.get_column(Col.SOURCE_PATH).to_list()))
             sframe = (
                 pl.DataFrame(
                     [
@@ -228,7 +222,7 @@ def _store_runs(
                 if series
                 else pl.DataFrame()
             )
-            store.replace_run_rows(rid, new_rows, sframe, replaced)
+            store.replace_run_rows(rid, new_rows, sframe, replaced, renamed)
         # Every file read now has no old rejects, also one whose rows are already stored: an
         # ingest killed between the two writes left its stale reject behind.
         eval_paths = _store_evals(store, rid, (evals or {}).get(rid, []), report)
@@ -282,6 +276,101 @@ def _store_runs(
             if k in meta and k not in entry:
                 entry[k] = meta[k]
         store.upsert_run(entry)
+
+
+def _already_stored(store: Store, rid: str, rows: pl.DataFrame) -> pl.Series:
+    """Which of `rows` the run holds already: a row whose file (path and content) or content
+    is stored, or a point made of repeats every one of which is stored (a measurement is
+    stored as a point or as a repeat that a stored point holds)."""
+    existing = (
+        store.scan_points([rid])
+        .select(Col.SOURCE_PATH, Col.SOURCE_SHA256, Col.POINT_ID, Col.METADATA)
+        .collect()
+    )
+    if existing.height == 0:
+        return pl.Series([False] * rows.height, dtype=pl.Boolean)
+    known = set(existing.select(Col.SOURCE_PATH, Col.SOURCE_SHA256).rows())
+    known_sha = {s for _, s in known}
+    ids = set(existing.get_column(Col.POINT_ID).to_list())
+    for raw in existing.get_column(Col.METADATA).to_list():
+        ids.update(str(m.get("point_id")) for m in repeats_of(raw))
+    out = []
+    for path, sha, meta in rows.select(Col.SOURCE_PATH, Col.SOURCE_SHA256, Col.METADATA).rows():
+        held = [m.get("point_id") for m in repeats_of(meta)]
+        if held and all(h is not None for h in held):
+            out.append(all(str(h) in ids for h in held))
+        else:
+            out.append((path, sha) in known or sha in known_sha)
+    return pl.Series(out, dtype=pl.Boolean)
+
+
+def _merge_with_stored(
+    store: Store, rid: str, new_rows: pl.DataFrame, report: IngestReport
+) -> tuple[pl.DataFrame, dict[str, str], int]:
+    """Apply the one-measurement rule (`ingest.normalize.measurements`) across ingests: the new
+    rows together with the stored points of the run at the same configuration and load, so a
+    copy or a repeat that arrives in a later ingest (or in a concurrent one) ends as it would
+    have in one ingest of everything.
+
+    Returns:
+        The rows to write, {point id (stored or new) -> the point that now holds it}, and how
+        many points the run gains.
+    """
+    if new_rows.height == 0:
+        return new_rows, {}, 0
+    sources = new_rows.get_column(Col.SOURCE_PATH).unique().to_list()
+    keys = new_rows.select(KEY_COLUMNS).unique()
+    near = (
+        store.scan_points([rid])
+        .join(keys.lazy(), on=list(KEY_COLUMNS), how="semi", nulls_equal=True)
+        .collect()
+    )
+    mine = pl.col(Col.SOURCE_PATH).is_in(sources)
+    # The stored points of the files read now are replaced; those whose measurement a new
+    # point holds (a concurrent ingest stored it alone) do not count as points gained.
+    holds = {
+        str(m.get("point_id"))
+        for raw in new_rows.get_column(Col.METADATA).to_list()
+        for m in repeats_of(raw)
+    }
+    subsumed = near.filter(mine & pl.col(Col.POINT_ID).is_in(list(holds))).height
+    stored = near.filter(~mine)
+    if stored.height == 0:
+        return new_rows, {}, new_rows.height - subsumed
+    # A measurement that a stored point already holds as one of its repeats is a duplicate.
+    held = {
+        str(m.get("point_id"))
+        for raw in stored.get_column(Col.METADATA).to_list()
+        for m in repeats_of(raw)
+    }
+    again = new_rows.get_column(Col.POINT_ID).is_in(list(held))
+    if again.any():
+        report.duplicates += int(again.sum())
+        new_rows = new_rows.filter(~again)
+        if new_rows.height == 0:
+            return new_rows, {}, 0
+    stored = stored.select([c for c in new_rows.columns if c in stored.columns])
+    both = pl.concat([stored, new_rows], how="diagonal_relaxed")
+    merged = merge_measurements(both)
+    report.notes.extend(Ignored(path, why, rid) for path, why in merged.notes)
+    old_ids = set(stored.get_column(Col.POINT_ID).to_list())
+    renamed = {k: v for k, v in merged.moved.items() if k != v}
+    # A stored point that the merge left as it was stays; one it replaced goes.
+    kept = merged.frame.filter(~pl.col(Col.POINT_ID).is_in(list(old_ids)))
+    gone = {i: renamed.get(i, i) for i in old_ids if i in renamed}
+    for i in old_ids - set(gone):
+        renamed.pop(i, None)
+    renamed.update(gone)
+    return kept, renamed, merged.frame.height - stored.height - subsumed
+
+
+def _follow(report: IngestReport, rid: str, renamed: dict[str, str]) -> None:
+    """Point the files' outcomes at the points that now hold their measurements."""
+    for outs in (report.accepted_files, report.auxiliary):
+        for i, o in enumerate(outs):
+            if o.run_id == rid and any(p in renamed for p in o.point_ids):
+                ids = tuple(dict.fromkeys(renamed.get(p, p) for p in o.point_ids))
+                outs[i] = replace(o, point_ids=ids)
 
 
 def _store_evals(

@@ -30,7 +30,7 @@ import errno
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -343,13 +343,18 @@ class Store:
         new_points: pl.DataFrame,
         new_series: pl.DataFrame,
         replaced_sources: Sequence[str],
+        renamed: Mapping[str, str] | None = None,
     ) -> None:
         """Replace the rows of `replaced_sources` in a run with `new_points` (and their series).
 
-        Rows of other sources in the run are kept as they are.
+        Rows of other sources in the run are kept as they are, except the stored points named
+        in `renamed` (stored point id -> the id of the new point that now holds it: a repeat or
+        copy merged with a measurement of this ingest), which go, their series kept under the
+        new id.
         """
+        moved = dict(renamed or {})
         self._apply(
-            lambda: self._replace_run_rows(run_id, new_points, new_series, replaced_sources)
+            lambda: self._replace_run_rows(run_id, new_points, new_series, replaced_sources, moved)
         )
 
     def _replace_run_rows(
@@ -358,14 +363,22 @@ class Store:
         new_points: pl.DataFrame,
         new_series: pl.DataFrame,
         replaced_sources: Sequence[str],
+        renamed: dict[str, str],
     ) -> None:
         old = self._frame("points", [run_id])
-        table, dropped = rows.replaced_points(old, new_points, replaced_sources)
+        table, dropped = rows.replaced_points(old, new_points, replaced_sources, renamed)
         self._stage("points", run_id, table)
-        if new_series.height or dropped:
-            # The series of the points written now replace any stored under their ids.
-            written = dropped | set(new_points.get_column(Col.POINT_ID).to_list())
-            series = rows.replaced_series(self._frame("timeseries", [run_id]), new_series, written)
+        if new_series.height or dropped or renamed:
+            # The series of the points written now replace any stored under their ids; those of
+            # a merged stored point move to the point that holds it.
+            written = (dropped - set(renamed)) | set(new_points.get_column(Col.POINT_ID).to_list())
+            stored = self._frame("timeseries", [run_id])
+            if renamed and stored.height:
+                stored = stored.with_columns(
+                    pl.col(SeriesCol.POINT_ID).replace(renamed).alias(SeriesCol.POINT_ID)
+                )
+                written -= set(renamed.values())
+            series = rows.replaced_series(stored, new_series, written)
             self._stage("timeseries", run_id, series)
 
     def upsert_run(self, entry: dict[str, object]) -> None:

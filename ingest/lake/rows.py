@@ -3,7 +3,7 @@ frames; `ingest.store` stages what they return)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 import pyarrow as pa
@@ -24,10 +24,16 @@ REJECT_KEY = [RejectCol.RUN_ID, RejectCol.PATH, RejectCol.SHA256, RejectCol.FIEL
 
 
 def replaced_points(
-    old: pl.DataFrame, new: pl.DataFrame, sources: Sequence[str]
+    old: pl.DataFrame,
+    new: pl.DataFrame,
+    sources: Sequence[str],
+    merged: Mapping[str, str] | None = None,
 ) -> tuple[pa.Table, set[str]]:
-    """A run's points with the rows of `sources` replaced by `new`; and the point ids dropped."""
-    gone = pl.col(Col.SOURCE_PATH).is_in(list(sources))
+    """A run's points with the rows of `sources` (and the point ids `merged` names) replaced by
+    `new`; and the point ids dropped."""
+    gone = pl.col(Col.SOURCE_PATH).is_in(list(sources)) | pl.col(Col.POINT_ID).is_in(
+        list(merged or {})
+    )
     kept = old.filter(~gone)
     dropped = set(old.filter(gone).get_column(Col.POINT_ID).to_list())
     parts = [_conform(kept, POINTS_SCHEMA)] if kept.height else []

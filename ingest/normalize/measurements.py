@@ -58,7 +58,8 @@ RUN_FINGERPRINT: tuple[str, ...] = tuple(
         Col.DURATION,
     )
 )
-_KEY = (str(Col.ARM_ID), str(Col.CONC), str(Col.REQUEST_RATE))
+KEY_COLUMNS = (str(Col.ARM_ID), str(Col.CONC), str(Col.REQUEST_RATE))
+_KEY = KEY_COLUMNS
 _REL = 1e-9
 
 
@@ -156,33 +157,70 @@ def _underlying(row: Row) -> list[dict[str, Any]]:
     return [measurement(str(row.get(str(Col.SOURCE_PATH))), row, str(row.get(str(Col.POINT_ID))))]
 
 
+def _pick(rows: Sequence[Row]) -> Row:
+    """The row whose identity and provenance stand for several: the fullest, then the first by
+    source path and point id (the same whichever order the rows arrived in)."""
+    return min(
+        rows,
+        key=lambda r: (
+            -_fullness(r),
+            str(r.get(str(Col.SOURCE_PATH)) or ""),
+            str(r.get(str(Col.POINT_ID)) or ""),
+        ),
+    )
+
+
+_SAID = "each is in metadata.repeats"
+
+
+def repeats_of(metadata: Any) -> list[dict[str, Any]]:
+    """The underlying measurements a stored point's `metadata` lists (none: not a merged point)."""
+    kept = _meta(metadata).get("repeats")
+    return [k for k in kept if isinstance(k, dict)] if isinstance(kept, list) else []
+
+
 def _mean_row(reps: list[Row]) -> Row:
     """The repeats as one row: the fullest one's identity and provenance, the mean of each
-    measured column over the repeats that state it (a row that summarises n repeats counts n
-    times)."""
-    fullest: Row = max(reps, key=lambda r: _fullness(r))
-    base = dict(fullest)
+    measured column over the measurements that state it (a row that summarises n repeats stands
+    for its n measurements). The result does not depend on the order of `reps`, nor on whether
+    some of them were merged before (a stored point that a later ingest adds a repeat to)."""
+    base = dict(_pick(reps))
+    # A measurement is counted once, also when two of the rows hold it (a stored point and a
+    # merged row of a concurrent ingest that both contain it): the same source, id and values.
+    seen: dict[str, dict[str, Any]] = {}
+    listed = 0
+    for r in reps:
+        for m in _underlying(r):
+            listed += 1
+            seen.setdefault(json.dumps(m, sort_keys=True, default=str), m)
+    every = sorted(seen.values(), key=lambda m: (str(m.get("source_path")), str(m.get("point_id"))))
     for c in MEASURED:
-        pairs = [(float(r[c]), _weight(r)) for r in reps if r.get(c) is not None]
-        if pairs:
-            mean = sum(v * w for v, w in pairs) / sum(w for _, w in pairs)
-            base[c] = round(mean) if c in _INTS else mean
-    every = [m for r in reps for m in _underlying(r)]
-    base[str(Col.REPEATS)] = sum(_weight(r) for r in reps)
+        if all(m.get(c) is not None for m in every):
+            mean = math.fsum(float(m[c]) for m in every) / len(every)
+        else:
+            pairs = [(float(r[c]), _weight(r)) for r in reps if r.get(c) is not None]
+            if not pairs:
+                continue
+            mean = math.fsum(v * w for v, w in pairs) / sum(w for _, w in pairs)
+        base[c] = round(mean) if c in _INTS else mean
+    base[str(Col.REPEATS)] = sum(_weight(r) for r in reps) - (listed - len(seen))
     tputs = [float(m[str(Col.TOTAL_TPUT)]) for m in every if m.get(str(Col.TOTAL_TPUT)) is not None]
     if len(tputs) == len(every) and sum(tputs) > 0:
-        base[str(Col.REPEAT_SPREAD)] = (max(tputs) - min(tputs)) / (sum(tputs) / len(tputs))
+        base[str(Col.REPEAT_SPREAD)] = (max(tputs) - min(tputs)) / (math.fsum(tputs) / len(tputs))
     meta = _meta(base.get(str(Col.METADATA)))
     meta["repeats"] = every
     base[str(Col.METADATA)] = json.dumps(meta, sort_keys=True, default=str)
-    sources = sorted({str(r.get(str(Col.SOURCE_PATH))) for r in reps})
+    sources = sorted({str(m.get("source_path")) for m in every})
     said = (
         f"the mean of {base[str(Col.REPEATS)]} measurements of this configuration at this load "
-        f"({', '.join(sources)}); each is in metadata.repeats"
+        f"({', '.join(sources)}); {_SAID}"
     )
-    base[str(Col.WARNINGS)] = [*(base.get(str(Col.WARNINGS)) or []), said]
-    ids = sorted(str(r.get(str(Col.POINT_ID))) for r in reps)
-    base[str(Col.POINT_ID)] = hashlib.sha256(json.dumps(ids).encode()).hexdigest()[:16]
+    kept = [w for w in base.get(str(Col.WARNINGS)) or [] if not str(w).endswith(_SAID)]
+    base[str(Col.WARNINGS)] = [*kept, said]
+    ids = [str(m.get("point_id")) for m in every]
+    if any(m.get("point_id") is None for m in every):
+        ids = [str(r.get(str(Col.POINT_ID))) for r in reps]
+    base[str(Col.POINT_ID)] = hashlib.sha256(json.dumps(sorted(ids)).encode()).hexdigest()[:16]
     return base
 
 
@@ -198,7 +236,7 @@ def _sort_group(group: list[Row], out: Merged) -> list[Row]:
             copies.append([row])
     kept: list[Row] = []
     for cluster in copies:
-        best: Row = max(cluster, key=lambda r: _fullness(r))
+        best = _pick(cluster)
         for other in cluster:
             if other is best:
                 continue

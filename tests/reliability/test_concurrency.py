@@ -52,10 +52,6 @@ def _split(root: Path, rng: random.Random) -> list[list[list[str]]]:
     return plans
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="after merging the one-measurement rule (issue 23) with the Delta store: overlapping ingests of the same files can keep a point twice; open in issue 23",
-)
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("round_", [0, 1])
 def test_overlapping_ingests_land_exactly_the_union_while_a_reader_reads(

@@ -276,39 +276,38 @@ def test_csv_exports_neutralise_formulas_and_keep_numbers(tmp_path: Path) -> Non
 LINK = "[Sign in again](https://evil.example/login)"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="canonical hardware names are case-folded since issue 23, so the compare block no longer carries the string as given; the assertion needs rewriting",
-)
 def test_markdown_cells_and_the_compare_block_are_inert(tmp_path: Path) -> None:
     cell = md_cell(f"{LINK} ![x](http://evil.example/a.png) <b>hi</b> www.evil.example | a@b.c")
     assert "](" not in cell and "<b>" not in cell and "www." not in cell and " | " not in cell
     assert "a@b" not in cell and "https://" not in cell
     assert md_cell(1.234) == "1.23" and md_cell(None) == "" and md_cell(3) == "3"
 
-    # The link in a field of the arm's label (spec_decoding), in both runs so the arms match.
+    # The link in a field shown as written: the image, a confound that differs between the runs
+    # (the arms still match: an image is not configuration).
     store = Store(tmp_path / "store")
     for run, scale in (("base", 1.0), ("cand", 1.1)):
         src = tmp_path / run
         shutil.copytree(AGG, src)
         for p in src.glob("*.json"):
             doc = json.loads(p.read_text())
-            doc["spec_decoding"] = LINK
+            doc["image"] = f"{LINK} {run}"
             doc["tput_per_gpu"] *= scale
             p.write_text(json.dumps(doc))
         ingest_paths([src], store, run_id=run)
     pts = store.points()
     md = comparison_markdown(compare_runs(pts, "base", "cand"))
-    assert "EVIL.EXAMPLE" in md  # shown, as text
-    assert "](" not in md and "HTTPS://" not in md
-    assert md.count("\\[SIGN IN AGAIN\\]\\(HTTPS\\://EVIL.EXAMPLE/LOGIN\\)") >= 2, md
+    assert "evil.example" in md  # shown, as text
+    assert "](" not in md and "https://" not in md
+    # every row of the arm names the confound, each side escaped
+    assert md.count("\\[Sign in again\\]\\(https\\://evil.example/login\\) base") == 3, md
+    assert md.count("\\[Sign in again\\]\\(https\\://evil.example/login\\) cand") == 3, md
 
     client = _client(tmp_path / "store")
     page = urls.compare_runs("base", "cand")
     layout = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}"})
     body = layout.get_data(as_text=True)
-    assert layout.status_code == 200 and "EVIL.EXAMPLE" in body
-    assert "](HTTPS://EVIL.EXAMPLE" not in body
+    assert layout.status_code == 200 and "evil.example" in body
+    assert "](https://evil.example" not in body
     figures.add("defects", "checks")
 
 

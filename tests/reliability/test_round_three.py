@@ -71,10 +71,6 @@ def _client(root: Path, **kw: Any) -> Any:
 # ---- 2. YAML alias bombs -----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the good file's points are counted once since the one-measurement rule (issue 23); the expected count needs updating",
-)
 def test_a_yaml_alias_bomb_is_refused_and_the_good_file_beside_it_ingested(
     tmp_path: Path,
 ) -> None:
@@ -92,9 +88,12 @@ def test_a_yaml_alias_bomb_is_refused_and_the_good_file_beside_it_ingested(
     [rej] = [r for r in report.rejected if r.path.endswith("paretolens.yaml")]
     assert rej.path == "bad/paretolens.yaml"
     assert "alias bomb" in rej.reason and "10,000" in rej.reason, rej.reason
-    # Every result file is stored: the good directory's and the bad one's (only the defaults
-    # document is refused; its results need none).
-    assert len(store.points(["bomb"])) == 2 * len(list(AGG.glob("*.json"))) == 6
+    # Every result file is read: the good directory's and the bad one's (only the defaults
+    # document is refused; its results need none). The bad directory's files are byte copies
+    # of the good one's, so each measurement is one point, its copy named in the report.
+    assert len(store.points(["bomb"])) == len(list(AGG.glob("*.json"))) == 3
+    read = {o.path for o in report.accepted_files + report.duplicate_files}
+    assert {f"{d}/{p.name}" for d in ("good", "bad") for p in AGG.glob("*.json")} <= read, read
 
     # The same bomb as a multiturn run's vLLM --config file: that run is rejected naming it, the
     # other run directory beside it is stored.
@@ -276,9 +275,6 @@ def _evil_sweep(root: Path) -> Path:
     return root
 
 
-@pytest.mark.xfail(
-    strict=False, reason="fails after merging issues 23 and 29 together; open in issue 29"
-)
 def test_a_newline_in_a_result_string_cannot_inject_configuration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -299,7 +295,7 @@ def test_a_newline_in_a_result_string_cannot_inject_configuration(
         ingest_paths([src], Store(tmp_path / "old"), run_id="r", defaults={"hw": "h100"})
     client = _client(tmp_path / "old")
     body = client.get("/export/pruned.yaml?unofficialRun=r").get_data(as_text=True)
-    assert body.startswith("# not exported: TP1 EP1 | MTP eagle\\nevil-entry:\\n  image: ")
+    assert body.startswith("# not exported: TP1 EP1 | eagle\\nevil-entry:\\n  image: ")
     assert "\nevil-entry" not in body and "attacker/evil" not in "".join(
         line for line in body.splitlines() if not line.startswith("#")
     )
@@ -634,28 +630,29 @@ def test_a_run_with_100k_rejects_renders_a_bounded_page(tmp_path: Path) -> None:
 LONG_ID = "a" * 300
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="an unknown run's page now answers 404 by issue 27's rule (not 200); the expectation needs updating, no 500 is served",
-)
 def test_long_run_ids_and_history_without_arm_are_not_500s(tmp_path: Path) -> None:
     root = tmp_path / "store"
     ingest_paths([AGG], Store(root), run_id="r1")
     client = _client(root)
     # The issue's repro: a 300-character run id ("file name too long") in the layout request's
     # page, /embed and baseline=.
-    for page in (
-        f"/inference?unofficialRun={LONG_ID}",
-        f"/inference?unofficialRun=r1&baseline={LONG_ID}",
+    # A run not in the store is a 404 with the clear text (one rule on every route); an
+    # unknown baseline beside a known run is named on the run's page.
+    for page, code in (
+        (f"/inference?unofficialRun={LONG_ID}", 404),
+        (f"/inference?unofficialRun=r1&baseline={LONG_ID}", 200),
     ):
         r = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}"})
         assert r.status_code == 200, (page, r.status_code)
-        assert client.get(page).status_code == 200
+        got = client.get(page)
+        assert got.status_code == code, (page, got.status_code)
+        if code == 404:  # the page's text comes with its layout
+            assert f"run {LONG_ID} not in the store" in r.get_data(as_text=True)
     body = client.get(
         "/_dash-layout",
         headers={"Referer": f"http://localhost/inference?unofficialRun=r1&baseline={LONG_ID}"},
     ).get_data(as_text=True)
-    assert f"baseline run {LONG_ID} is not in the store" in body
+    assert f"ignored baseline={LONG_ID}: run {LONG_ID} is not in the store" in body
     assert client.get(f"/embed?unofficialRun={LONG_ID}").status_code == 404
     # /export/history.* without arm or at: a 400 saying what the query needs.
     for ext in ("csv", "json", "md", "parquet"):
