@@ -112,7 +112,7 @@ def test_the_detached_worker_gets_the_token_and_drives_the_job(store: Store) -> 
         job_id = service.launch(
             _plan(), "github", store, _settings(replay), caller=Caller.CLI, poll_s=0.05
         )
-        st = service.wait_job(store, job_id, timeout_s=60, poll_s=0.1)
+        st = service.wait_job(store, job_id, timeout_s=240, poll_s=0.1)
     assert st.state == JobState.SUCCEEDED, st.record.error
     assert "ghs_replaytoken" not in (store.root / "jobs" / job_id / "job.json").read_text()
     assert "ghs_replaytoken" not in (store.root / "jobs" / job_id / "worker.log").read_text()
