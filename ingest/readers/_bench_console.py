@@ -99,6 +99,13 @@ class Block:
         return "Backend" in self.texts or "Total generated tokens (retokenized)" in self.values
 
 
+def _stat(stat: str, pct: str | None) -> str:
+    """A latency line's statistic as a column prefix: mean, median (also P50) or pNN."""
+    if stat == "Mean":
+        return "mean"
+    return "median" if stat == "Median" or pct == "50" else f"p{pct}"
+
+
 def _namespace(line: str) -> dict[str, str]:
     out = {}
     for key in _NS_KEYS:
@@ -236,27 +243,10 @@ def block_row(block: Block) -> Row:
             row[col] = row[total] / ok
     per_pos: dict[int, float] = {}
     for label, value in v.items():
-        if m := _LATENCY.match(label):
-            pct = m["pct"]
-            stat = (
-                "mean"
-                if m["stat"] == "Mean"
-                else "median"
-                if m["stat"] == "Median" or pct == "50"
-                else f"p{pct}"
-            )
-            if (name := f"{stat}_{m['lat'].lower()}") in _COLUMNS:
-                row[name] = value / 1000.0
-        elif m := _SGLANG_LATENCY.match(label):
-            pct = m["pct"]
-            stat = (
-                "mean"
-                if m["stat"] == "Mean"
-                else "median"
-                if m["stat"] == "Median" or pct == "50"
-                else f"p{pct}"
-            )
-            if (name := f"{stat}_e2el") in _COLUMNS:
+        m = _LATENCY.match(label) or _SGLANG_LATENCY.match(label)
+        if m:
+            lat = m["lat"].lower() if "lat" in m.groupdict() else "e2el"
+            if (name := f"{_stat(m['stat'], m['pct'])}_{lat}") in _COLUMNS:
                 row[name] = value / 1000.0
         elif p := _POSITION.match(label):
             per_pos[int(p["i"])] = value / 100.0
