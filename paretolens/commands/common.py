@@ -178,20 +178,25 @@ def _run_meta(run_dir: Path) -> dict[str, Any]:
     return json.loads(meta_path.read_text()) if meta_path.exists() else {}
 
 
-def seed_samples(st: Store, skip: Collection[str] = ()) -> IngestReport:
-    """Ingest the bundled sample runs into `st`, but those in `skip` (`sample_runs`), and give
-    the store the bundled master configs it lacks (`<store>/master-configs/`: the pruned list's
-    `master=` choices, under which a sample's `test-config` line is runnable)."""
-    from ingest.pipeline import ingest_paths
-    from ingest.report import IngestReport
+def seed_master_configs(st: Store) -> None:
+    """Give the store the bundled master configs it lacks (`<store>/master-configs/`: the
+    pruned list's `master=` choices, under which a sample's `test-config` line is runnable)."""
     from views.master_configs import MASTERS_DIR
 
-    if MASTER_CONFIGS_DIR.is_dir():
-        masters = st.root / MASTERS_DIR
-        for src in sorted(MASTER_CONFIGS_DIR.glob("*.yaml")):
-            if not (masters / src.name).exists():
-                masters.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, masters / src.name)
+    masters = st.root / MASTERS_DIR
+    for src in sorted(MASTER_CONFIGS_DIR.glob("*.yaml")) if MASTER_CONFIGS_DIR.is_dir() else []:
+        if not (masters / src.name).exists():
+            masters.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, masters / src.name)
+
+
+def seed_samples(st: Store, skip: Collection[str] = ()) -> IngestReport:
+    """Ingest the bundled sample runs into `st`, but those in `skip` (`sample_runs`), and give
+    the store the bundled master configs (`seed_master_configs`)."""
+    from ingest.pipeline import ingest_paths
+    from ingest.report import IngestReport
+
+    seed_master_configs(st)
     report = IngestReport()
     for run_id, run_dir in sample_runs().items():
         if run_id in skip:
