@@ -41,13 +41,13 @@ def _table(store: Path, name: str, run: str, query: str, fmt: str) -> str:
 def test_serve_advertises_the_kv_offload_pair_with_deltas_and_a_ranking(store: Path) -> None:
     view = sample_view(Store(store))
     assert view is not None
-    assert urls.run(view) == (
-        f"/inference?unofficialRun={FIRST}&at=40&ab=kv_offloading&tab=deltas"
-    )
+    assert urls.run(view) == (f"/inference?unofficialRun={FIRST}&at=40&ab=kv_offloading&tab=deltas")
 
 
 def test_the_first_page_deltas_at_equal_load_come_from_the_two_raw_files(store: Path) -> None:
-    rows = list(csv.DictReader(io.StringIO(_table(store, "deltas", FIRST, "ab=kv_offloading", "csv"))))
+    rows = list(
+        csv.DictReader(io.StringIO(_table(store, "deltas", FIRST, "ab=kv_offloading", "csv")))
+    )
     tp4 = {
         r["conc (requests)"]: r
         for r in rows
