@@ -109,6 +109,7 @@ class Id(StrEnum):
     COST_CAPTION = "cost-caption"
     HISTORY_CHART = "history-chart"
     HISTORY_TABLE = "history-table"
+    HISTORY_PALETTE = "history-palette"
 
 
 CONTROL = "control"

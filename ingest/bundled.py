@@ -1,4 +1,5 @@
-"""Where the bundled data is: the sample runs, the golden AL tables and the hardware figures.
+"""Where the bundled data is: the sample runs, the master config they are pruned against, the
+golden AL tables and the hardware figures.
 
 In a clone (and an editable install) they are the repository's `data/`; a wheel carries the same
 files inside this package, as `ingest/bundled_data/` (pyproject.toml's force-include), so an
@@ -15,5 +16,6 @@ _IN_WHEEL = _HERE / "bundled_data"
 
 DATA_DIR = _IN_WHEEL if _IN_WHEEL.is_dir() else _HERE.parent / "data"
 SAMPLES_DIR = DATA_DIR / "samples"
+MASTER_CONFIGS_DIR = DATA_DIR / "master-configs"
 GOLDEN_AL_DIR = DATA_DIR / "golden_al"
 HARDWARE_FILE = DATA_DIR / "hardware.yaml"

@@ -1,6 +1,6 @@
 """Take the screenshots of docs/dashboard.md's issue-27 section (docs/img/*.png).
 
-    uv run python scripts/docs_screenshots.py
+    uv run python scripts/docs_screenshots.py [NAME.png ...]   # all, or only those named
 
 Builds a store from the test fixtures (the browser tests' runs, the InferenceX app dump, and a
 run whose bench_serving result sits inside the real gpu_metrics excerpt's window, assembled in a
@@ -26,10 +26,11 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 from dashboard.app import create_app  # noqa: E402
+from ingest.bundled import GOLDEN_AL_DIR  # noqa: E402
 from ingest.pipeline import ingest_paths  # noqa: E402
 from ingest.sources.dump import ingest_dump  # noqa: E402
 from ingest.store import Store  # noqa: E402
-from paretolens.settings import GOLDEN_AL_DIR, Settings  # noqa: E402
+from paretolens.settings import Settings  # noqa: E402
 from tests.dashboard.baseline_store import DUMP  # noqa: E402
 from tests.dashboard.browser import open_page, wait, wait_chart  # noqa: E402
 from tests.dashboard.conftest import CHROMEDRIVER, CHROMIUM, build_store, serving  # noqa: E402
@@ -60,14 +61,27 @@ def _driver() -> Any:
     return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
 
 
-def _shot(driver: Any, url: str, name: str, element: str | None = None, chart: bool = True) -> None:
+ONLY = set(sys.argv[1:])
+
+
+def _shot(
+    driver: Any,
+    url: str,
+    name: str,
+    element: str | None = None,
+    chart: bool = True,
+    block: str = "start",
+) -> None:
+    if ONLY and name not in ONLY:
+        return
     open_page(driver, url)
     if chart:
         wait_chart(driver)
     time.sleep(1.5)  # the deferred tables and the second chart
     target = driver.find_element(By.ID, element) if element else None
     if target is not None:
-        driver.execute_script("arguments[0].scrollIntoView({block: 'start'});", target)
+        # "center" keeps a short element clear of the sticky navigation bar
+        driver.execute_script("arguments[0].scrollIntoView({block: arguments[1]});", target, block)
         time.sleep(0.5)
         target.screenshot(str(OUT / name))
     else:
@@ -107,6 +121,25 @@ def main() -> None:
                     f"{run}gpu-telemetry&point={point}",
                     "gpu-telemetry.png",
                     "detail",
+                    chart=False,
+                )
+                # the newcomer's first page (the link `paretolens serve` prints): the ranking
+                # at x = 40 and the A/B deltas of the KV offload pair at equal load
+                headline = f"{run}dsr1&at=40&ab=kv_offloading&tab=deltas"
+                _shot(driver, headline, "ranking-at-x.png", "at-table", block="center")
+                _shot(driver, headline, "ab-deltas.png", "deltas-box")
+                # the exact test-config line under the bundled master config
+                _shot(
+                    driver,
+                    f"{run}29003473063&tab=pruned&master=amd-master.yaml",
+                    "pruned-test-config.png",
+                    "pruned-box",
+                )
+                _shot(
+                    driver,
+                    f"{url}/compare?base=29003473063&candidate=29337493492&palette=tol",
+                    "compare-palette.png",
+                    "compare-chart",
                     chart=False,
                 )
                 _shot(

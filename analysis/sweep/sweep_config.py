@@ -148,6 +148,9 @@ class FixedSeqLen(_Strict):
 
 class AgenticCoding(_Strict):
     dram_utilization: float | None = Field(default=None, alias="dram-utilization", gt=0, le=1)
+    # The trace replay's length in seconds (InferenceX masters since July 2026 carry it; unset,
+    # the sweep generator's default of 3600 applies).
+    duration: PositiveInt | None = None
     search_space: list[AgenticEntry] = Field(alias="search-space", min_length=1)
 
     @model_validator(mode="after")

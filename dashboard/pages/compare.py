@@ -11,12 +11,12 @@ from analysis.comparison.baseline import MAIN
 from dashboard import components as c
 from dashboard import forged
 from dashboard.context import AppContext
-from dashboard.figures import compare
+from dashboard.figures import compare, style
 from dashboard.ids import COMPARE_CONTROL, Id, control
 from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown, run_options, slo_control
 from views import urls
 from views.compare_data import CompareData
-from views.query.choices import X_CHOICES, Y_CHOICES
+from views.query.choices import PALETTE_CHOICES, X_CHOICES, Y_CHOICES
 from views.query.state import CompareView
 from views.tables import compare_table
 from views.unknown_runs import not_found_text, requested_runs
@@ -25,10 +25,11 @@ from views.unknown_runs import not_found_text, requested_runs
 def compare_figure(data: CompareData) -> Any:
     """The overlay chart of a comparison."""
     v = data.view
-    return compare.compare_figure(
+    fig = compare.compare_figure(
         data.plane, data.analysis.arm_frontiers, base=data.base_id, candidate=v.candidate or "",
         x=v.x, y=v.y, arm_order=data.arm_order, logx=v.logx, logy=v.logy,
     )  # fmt: skip
+    return style.repaint(fig, v.palette)
 
 
 ENVELOPE_TABLE = "compare-envelope"
@@ -183,6 +184,14 @@ def layout(app: AppContext, query: str) -> Any:
                     ),
                 ],
                 className="control",
+            ),
+            dropdown(
+                "palette",
+                "Colours",
+                choices(PALETTE_CHOICES),
+                view.palette,
+                kind=COMPARE_CONTROL,
+                css="control wide",
             ),
             slo_control(
                 control("slo", COMPARE_CONTROL),

@@ -22,6 +22,7 @@ from dashboard.pages.run_panels import GRAPH_CONFIG
 from ingest.contract.col import Col
 from ingest.contract.schema import SPECS, RunCol
 from views import urls
+from views.query.choices import PALETTE_CHOICES
 from views.query.state import HistoryView, RunView
 from views.tables import history_changelog, history_table
 
@@ -139,7 +140,19 @@ def history_figure(frame: pl.DataFrame, view: HistoryView) -> style.Figure:
         categoryarray=order,
     )
     layout["legend"]["title"]["text"] = "Arms"
-    return {"data": traces, "layout": layout}
+    return style.repaint({"data": traces, "layout": layout}, view.palette)
+
+
+def palette_links(view: HistoryView) -> Any:
+    """The palettes as links to this page in each (the URL is the state; the current one bold)."""
+    links: list[Any] = ["Colours: "]
+    for i, (value, title) in enumerate(PALETTE_CHOICES):
+        here = value == view.palette
+        links += [" · "] if i else []
+        links.append(
+            html.B(title) if here else html.A(title, href=urls.history(view.replace(palette=value)))
+        )
+    return html.Div(links, id=Id.HISTORY_PALETTE, className="muted small")
 
 
 def _range(r: dict[str, Any]) -> str:
@@ -158,7 +171,9 @@ def history_rows(frame: pl.DataFrame, view: HistoryView) -> html.Table:
     )
     body = []
     for r in frame.iter_rows(named=True):
-        rv = RunView(runs=(str(r[Col.RUN_ID]),), x=view.x, y=view.y, at=view.at)
+        rv = RunView(
+            runs=(str(r[Col.RUN_ID]),), x=view.x, y=view.y, at=view.at, palette=view.palette
+        )
         if view.hwcost:
             rv = rv.replace(hwcost=view.hwcost)
         y = r["y"]
@@ -217,6 +232,7 @@ def layout(app: AppContext, query: str) -> Any:
                         "PCHIP between its measured points, never extrapolated; oldest first.",
                         className="muted small",
                     ),
+                    palette_links(view),
                 ],
                 className="card",
             ),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sys
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
@@ -17,7 +18,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 
-from ingest.bundled import SAMPLES_DIR
+from ingest.bundled import MASTER_CONFIGS_DIR, SAMPLES_DIR
 from ingest.contract.schema import RunCol
 from ingest.lake.errors import LegacyStoreError
 from ingest.store import Store
@@ -177,11 +178,25 @@ def _run_meta(run_dir: Path) -> dict[str, Any]:
     return json.loads(meta_path.read_text()) if meta_path.exists() else {}
 
 
+def seed_master_configs(st: Store) -> None:
+    """Give the store the bundled master configs it lacks (`<store>/master-configs/`: the
+    pruned list's `master=` choices, under which a sample's `test-config` line is runnable)."""
+    from views.master_configs import MASTERS_DIR
+
+    masters = st.root / MASTERS_DIR
+    for src in sorted(MASTER_CONFIGS_DIR.glob("*.yaml")) if MASTER_CONFIGS_DIR.is_dir() else []:
+        if not (masters / src.name).exists():
+            masters.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, masters / src.name)
+
+
 def seed_samples(st: Store, skip: Collection[str] = ()) -> IngestReport:
-    """Ingest the bundled sample runs into `st`, but those in `skip` (`sample_runs`)."""
+    """Ingest the bundled sample runs into `st`, but those in `skip` (`sample_runs`), and give
+    the store the bundled master configs (`seed_master_configs`)."""
     from ingest.pipeline import ingest_paths
     from ingest.report import IngestReport
 
+    seed_master_configs(st)
     report = IngestReport()
     for run_id, run_dir in sample_runs().items():
         if run_id in skip:

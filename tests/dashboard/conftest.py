@@ -21,6 +21,7 @@ from ingest.bundled import GOLDEN_AL_DIR
 from ingest.contract.schema import RunCol
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
+from paretolens.commands.common import seed_master_configs
 from paretolens.settings import Settings
 from views.source import DataSource
 
@@ -81,8 +82,10 @@ STRAY_BODY = '{"comment": "scratch notes, not a benchmark result"}\n'
 
 
 def build_store(root: Path) -> Store:
-    """Ingest every fixture run into a store at `root` (plus one stray file for the MTP run)."""
+    """Ingest every fixture run into a store at `root` (plus one stray file for the MTP run),
+    with the bundled master configs as `paretolens demo` gives them."""
     store = Store(root)
+    seed_master_configs(store)
     stray = root.parent / "stray"
     stray.mkdir(parents=True, exist_ok=True)
     (stray / STRAY_NAME).write_text(STRAY_BODY)

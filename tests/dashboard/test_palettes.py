@@ -55,3 +55,49 @@ def test_the_run_chart_is_repainted_and_attributed(source: DataSource) -> None:
     assert fig["layout"]["meta"]["attribution"] == (
         "Made with paretolens from the published results of run dsr1"
     )
+
+
+def test_the_compare_chart_takes_the_palette_of_its_url(source: DataSource) -> None:
+    from dashboard.pages.compare import compare_figure
+    from views.query.state import CompareView
+
+    query = "base=dsr1&candidate=dsr1-rerun"
+    base, _ = CompareView.parse(query)
+    hc, notes = CompareView.parse(query + "&palette=contrast")
+    assert notes == [] and hc.palette == "contrast"
+    assert CompareView.parse(hc.query())[0] == hc  # the URL round-trips
+    arms = _colours(compare_figure(source.compare_data(base))) & set(style.PALETTE)
+    assert arms  # Okabe-Ito by default
+    repainted = _colours(compare_figure(source.compare_data(hc)))
+    index = {c: i for i, c in enumerate(style.PALETTE)}
+    mapped = {style.HIGH_CONTRAST[index[c] % 9] for c in arms}
+    assert mapped <= repainted and (arms - mapped) & repainted == set()
+    bad, notes = CompareView.parse(query + "&palette=neon")
+    assert bad.palette == "okabe" and len(notes) == 1 and "palette" in notes[0]
+
+
+def test_the_history_chart_takes_the_palette_and_links_to_the_others(source: DataSource) -> None:
+    import polars as pl
+
+    from dashboard.pages import history
+    from ingest.contract.col import Col
+    from views import urls
+    from views.query.state import HistoryView
+    from views.tables import history_frame
+
+    pts = source.store.points(["dsr1"])
+    arm = str(
+        pts.filter(pl.col(Col.ARM_LABEL) == "TP8 EP8 | no spec | kv none").item(0, Col.ARM_ID)
+    )
+    first = history_frame(source, HistoryView(arm=(arm,), at=1.0)).row(0, named=True)
+    at = float((first["x_lo"] + first["x_hi"]) / 2)
+    view, notes = HistoryView.parse(f"arm={arm}&at={at}&palette=tol")
+    assert notes == [] and HistoryView.parse(view.query())[0].palette == "tol"
+    frame = history_frame(source, view)
+    fig = history.history_figure(frame, view)
+    # one arm: the first colour of Paul Tol's "bright" scheme, not Okabe-Ito's first
+    assert fig["data"][0]["marker"]["color"] == style.TOL_BRIGHT[0] == "#4477AA"
+    links = str(history.palette_links(view))
+    assert repr(urls.history(view.replace(palette="contrast"))) in links
+    assert repr(urls.history(view.replace(palette="okabe"))) in links
+    assert "palette=tol" not in links.split("B(")[0]  # the current palette is bold, not a link

@@ -64,14 +64,15 @@ def _by_id(node: Any, id_: str) -> list[Any]:
 
 @pytest.fixture(scope="module")
 def with_master(store: Store) -> Iterator[str]:
-    """A master config the server knows (the store's master-configs/ folder)."""
+    """A master config the server knows (the store's master-configs/ folder, beside the bundled
+    one the store was seeded with)."""
     folder = store.root / MASTERS_DIR
     folder.mkdir(exist_ok=True)
     shutil.copy(CONFIGS / "nvidia-master.yaml", folder / "nvidia-master.yaml")
     try:
         yield "nvidia-master.yaml"
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        (folder / "nvidia-master.yaml").unlink()
 
 
 # ---- 1. the pruned list -------------------------------------------------------------------
@@ -94,13 +95,14 @@ def test_the_prune_options_are_url_state_and_change_the_list(source: DataSource)
 def test_the_master_is_a_name_among_the_servers_files_never_a_path(
     source: DataSource, client: Any, with_master: str
 ) -> None:
-    assert list(source.master_configs()) == [with_master]
+    assert list(source.master_configs()) == ["amd-master.yaml", with_master]
     view, notes = RunView.parse("unofficialRun=mtp&master=../../etc/passwd")
     assert view.master == "" and notes[0].startswith("ignored master=../../etc/passwd")
     unknown = source.run_data(RunView(runs=("mtp",), master="other.yaml"))
     assert unknown.master[0] is None
-    assert "not a master config this server knows (known: nvidia-master.yaml)" in str(
-        unknown.master[1]
+    assert (
+        "not a master config this server knows (known: amd-master.yaml, nvidia-master.yaml)"
+        in str(unknown.master[1])
     )
     used = source.run_data(RunView(runs=("mtp",), master=with_master))
     assert used.master[1] is None and used.pruned.master is not None

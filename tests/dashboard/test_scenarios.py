@@ -16,8 +16,10 @@ from selenium.webdriver.common.by import By
 from analysis.sweep.sweep_config import validate_sweep_config
 from views.query.state import CompareView, RunView
 from views.source import DataSource
+from views.tables import run_table
 
 from .browser import axis_title, click_at, console_errors, open_page, pick, wait, wait_chart
+from .test_evals_page import eapp, elive, estore  # noqa: F401 (the evals store's live server)
 
 pytestmark = pytest.mark.browser
 
@@ -184,4 +186,118 @@ def test_the_exporter_chooses_options_and_downloads_a_valid_yaml_of_the_kept_poi
     ]
     exported = {a.arm_label: list(a.conc_list) for a in pruned.arms if "dram" not in a.arm_label}
     assert sorted(e["conc-list"] for e in entries) == sorted(exported.values())
+    assert console_errors(driver) == []
+
+
+# ---- issue 27: the headline of the samples, and the new options, on each user's path --------
+
+HEADLINE = "/inference?unofficialRun=dsr1&at=40&ab=kv_offloading&tab=deltas"  # serve's link
+
+
+def test_the_engineer_reads_deltas_a_ranking_tco_and_a_palette_and_downloads_attribution(
+    driver: Any, live_url: str, browser_downloads: Path, source: DataSource
+) -> None:
+    for old in browser_downloads.glob("*"):
+        old.unlink()
+    open_page(driver, live_url + HEADLINE)
+    wait_chart(driver)
+    # the ranking at x = 40: the two TP4 arms with their y, KV offload to DRAM first
+    at = source.run_data(RunView.parse(HEADLINE.split("?")[1])[0]).at_target
+    ys = {r["arm_name"]: r["y"] for r in at.iter_rows(named=True)}
+    rows = wait(
+        driver,
+        lambda d: [
+            r.text for r in d.find_elements(By.CSS_SELECTOR, "#at-table tr") if "TP4" in r.text
+        ],
+    )
+    assert [r.split(" dsr1 ")[0] for r in rows] == [
+        "1 TP4 EP4 | no spec | kv dram",
+        "2 TP4 EP4 | no spec | kv none",
+    ]
+    assert f"{ys['TP4 EP4 | no spec | kv dram']:,.1f}" in rows[0]
+    # the A/B deltas of the KV offload pair at equal load are rows, not an empty grid
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#deltas-grid .ag-row")) >= 10)
+    # the TCO tab sizes and prices a fleet for a target (the cheapest arm as the source says)
+    tco = "unofficialRun=dsr1&tab=tco&tco_intvty=40&tco_tput=100000"
+    fleets = run_table(source.run_data(RunView.parse(tco)[0]), "tco").frame
+    cheapest = fleets.filter(fleets["usd_per_hour"].is_not_null()).row(0, named=True)
+    open_page(driver, f"{live_url}/inference?{tco}")
+    headline = wait(driver, lambda d: d.find_element(By.ID, "tco-headline").text)
+    assert headline.startswith(
+        f"Cheapest: {cheapest['arm_name']}, {cheapest['gpus']} GPUs, "
+        f"${cheapest['usd_per_hour']:,.2f}/h"
+    )
+    # a palette option: the URL takes it and the chart is repainted
+    driver.find_element(By.CSS_SELECTOR, "input[type=radio][value=contrast]").click()
+    wait(driver, lambda d: _query(d).get("palette") == ["contrast"])
+    wait(
+        driver,
+        lambda d: (
+            "#004488"
+            in d.execute_script(
+                "return document.querySelector('#main-chart .js-plotly-plot').data"
+                ".map(function (t) { return String(t.marker && t.marker.color); }).join(' ');"
+            )
+        ),
+    )
+    # the downloaded chart carries the attribution line and the page's address
+    driver.find_element(By.ID, "svg-main").click()
+    text = _fresh(browser_downloads, ".svg").read_text(encoding="utf-8")
+    assert "Made with paretolens from the published results of run dsr1" in text
+    assert "palette=contrast" in text
+    assert console_errors(driver) == []
+
+
+def test_the_engineer_sees_the_accuracy_per_arm_beside_the_frontier(
+    driver: Any, request: pytest.FixtureRequest
+) -> None:
+    from .test_evals_page import RUN, RUN_MTP, RUN_NO_SPEC
+
+    url = request.getfixturevalue(
+        "elive"
+    )  # the store with evals (tests/dashboard/test_evals_page.py)
+    open_page(driver, f"{url}/inference?unofficialRun={RUN}")
+    wait_chart(driver)
+    dots = wait(
+        driver,
+        lambda d: d.execute_script(
+            "var gd = document.querySelector('#evals-chart .js-plotly-plot');"
+            "return gd && gd.data && [gd.data[0].x, gd.data[0].error_x.array];"
+        ),
+    )
+    # each arm's accuracy with its standard error (the fixture's eval rows), lowest first
+    assert [pytest.approx(v) for v in zip(*dots, strict=True)] == [RUN_NO_SPEC, RUN_MTP]
+    assert console_errors(driver) == []
+
+
+def test_the_reviewer_takes_a_colour_blind_safe_palette_on_compare(
+    driver: Any, live_url: str
+) -> None:
+    open_page(driver, f"{live_url}/compare?base=29003473063&candidate=29337493492")
+    wait_chart(driver, "compare-chart")
+    pick(driver, "palette", "tol", kind="compare-control")
+    wait(driver, lambda d: _query(d).get("palette") == ["tol"])
+    colours = wait(
+        driver,
+        lambda d: d.execute_script(
+            "return document.querySelector('#compare-chart .js-plotly-plot').data"
+            ".map(function (t) { return String(t.line && t.line.color); }).join(' ');"
+        ),
+    )
+    assert "#4477AA" in colours and "#0072B2" not in colours
+    assert console_errors(driver) == []
+
+
+def test_the_exporter_gets_an_exact_test_config_line_under_the_bundled_master(
+    driver: Any, live_url: str
+) -> None:
+    open_page(
+        driver, f"{live_url}/inference?unofficialRun=29003473063&tab=pruned&master=amd-master.yaml"
+    )
+    wait_chart(driver)
+    line = wait(driver, lambda d: d.find_element(By.ID, "pruned-cli").text.strip() or None)
+    assert line == (
+        "test-config --config-keys kimik2.7-fp4-mi355x-vllm-agentic --conc 1 4 8 "
+        "--config-files configs/amd-master.yaml --runner-config configs/runners.yaml"
+    )
     assert console_errors(driver) == []

@@ -236,6 +236,8 @@ class CompareView(View):
     logx: bool = False
     logy: bool = False
     slo: SloText = ""
+    # the arms' colours, as on the run page (`palette=tol|contrast`; Okabe-Ito by default)
+    palette: Annotated[str, one_of(PALETTE_CHOICES)] = "okabe"
 
     @field_validator("base", "candidate")
     @classmethod
@@ -318,6 +320,8 @@ class HistoryView(View):
     x: XAxis = Col.MEDIAN_INTVTY.value
     y: YAxis = Col.TPUT_PER_GPU.value
     hwcost: HwCost = ""
+    # the arms' colours, as on the run page (`palette=tol|contrast`; Okabe-Ito by default)
+    palette: Annotated[str, one_of(PALETTE_CHOICES)] = "okabe"
 
     @field_validator("arm")
     @classmethod
