@@ -12,6 +12,12 @@ the title, axis titles and the legend, and a vertical line shape with its label 
 at x" marker). A figure with anything else (filled areas, other shapes or annotations) is not
 drawn: `chart_markup` returns None and the page waits for plotly as before.
 
+Each drawn point carries the text plotly's hover label would show for it (`data-h`: the trace's
+`hovertemplate` filled in with `hover_text`, plain text, one line per `<br>`) and its point id
+(`data-p`, the first customdata field), for `hover.js` to answer hover and click before plotly
+has loaded. The points of a trace sit in one group carrying the paint most of them share; a point
+writes only what differs, so a 5,000-point chart stays small. Any page size is drawn.
+
 Every string of the figure is text from result files or escaped for plotly already: it is
 unescaped once and escaped again for XML here, never pasted into markup.
 """

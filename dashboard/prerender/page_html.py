@@ -7,7 +7,8 @@ by `dashboard.prerender.chart_svg` from the figure the `dcc.Graph` carries. Dash
 React can draw (dropdowns, checklists) get a stand-in of the same size. The walk stops after the
 chart's card: nothing below it moves the chart.
 
-The block is an overlay (`#static-page`, above the Dash page, `pointer-events: none`): Dash
+The block is an overlay (`#static-page`, above the Dash page, `pointer-events: none` but on the
+chart, which answers hover and click: `hover.js`): Dash
 renders underneath, and `paretolens.js` removes the overlay once plotly has drawn the chart at the
 same place. Everything but the chart is `inert` (no focusable copies of the page's controls, no
 duplicate ids: ids are never written); the chart is a named `role="img"`.
