@@ -180,3 +180,26 @@ def test_static_chart_answers_a_hover_before_plotly(driver: Any, live_url: str) 
 
 def data_p(el: Any) -> str:
     return str(el.get_attribute("data-p"))
+
+
+def test_a_5000_point_chart_is_drawn_and_stays_small() -> None:
+    # the 2,000-value limit is gone: 5,000 WebGL-sized points in 10 traces, each point with its
+    # hover text; a point writes only its position, size and what differs from its trace's paint
+    n = 500
+    traces = [
+        {
+            "type": "scattergl", "mode": "markers", "name": f"arm {k}",
+            "x": [1.0 + i for i in range(n)], "y": [float(k * n + i) for i in range(n)],
+            "marker": {"color": f"#00{k}0{k}0", "symbol": ["circle"] * (n - 1) + ["diamond"], "size": 9},
+            "customdata": [[f"p{k}-{i}", "run"] for i in range(n)],
+            "hovertemplate": "%{customdata[0]}<br>x %{x:.4g}<extra></extra>",
+        }
+        for k in range(10)
+    ]  # fmt: skip
+    markup = chart_svg.chart_markup({"data": traces, "layout": {}}, label="c")
+    assert markup is not None and "(5000 points;" in markup
+    assert markup.count('class="point"') == 5000
+    assert markup.count('data-symbol="diamond"') == 10  # the one point per trace that differs
+    assert 'data-h="p3-499&#10;x 500.0"' in markup
+    hover_bytes = sum(len(f' data-h="p{k}-{i}&#10;x {chart_svg._js_precision(1.0 + i, 4)}" data-p="p{k}-{i}"') for k in range(10) for i in range(n))  # fmt: skip
+    assert (len(markup) - hover_bytes) / 5000 < 80
