@@ -36,6 +36,7 @@ SUITES: tuple[tuple[str, str, str], ...] = (
     ("store", "benchmarks.suite_store", "Store"),
     ("dashboard", "benchmarks.suite_dashboard", "Dashboard server time"),
     ("browser", "benchmarks.suite_browser", "Dashboard in headless chromium"),
+    ("interactive", "benchmarks.suite_interactive", "Interactive first (hover, analysis sizes)"),
     ("load", "benchmarks.suite_load", "Dashboard under 50 users (load)"),
     ("growth", "benchmarks.suite_growth", "Cost growth"),
 )

@@ -116,7 +116,7 @@ class _Dash(Dash):
             if later:
                 scripts, renderer = later, ""
                 css = page_html.inline_styles(css, ASSETS, self.get_asset_url(""))
-            app_entry = static + app_entry
+            app_entry = static + app_entry + (page_html.HOVER_TAG if static else "")
         page = super().interpolate_index(  # type: ignore[no-untyped-call]  # Dash's own, untyped
             metas=metas + self._preloads(), title=title, css=css, config=config,
             scripts=scripts, app_entry=app_entry, favicon=favicon, renderer=renderer,
@@ -407,7 +407,8 @@ def create_app(
         [
             "default-src 'self'",
             # plotly's WebGL traces compile shaders with Function(); no inline script but Dash's own.
-            "script-src 'self' 'unsafe-eval' " + " ".join(dash_app.csp_hashes()),
+            "script-src 'self' 'unsafe-eval' "
+            + " ".join([*dash_app.csp_hashes(), page_html.HOVER_CSP]),
             "style-src 'self' 'unsafe-inline'",
             "img-src 'self' data: blob:",
             "font-src 'self' data:",

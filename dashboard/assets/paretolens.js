@@ -34,9 +34,15 @@
   }
   // The static first chart in the page HTML (dashboard/prerender/page_html.py) goes once plotly has
   // drawn the interactive one at the same place, or once the page turns out to have no chart.
+  // A point pinned on the static chart (dashboard/prerender/hover.js) is pinned on the live page.
   function dropStatic() {
     var el = document.getElementById("static-page");
     if (el) { el.parentNode.removeChild(el); }
+    var pin = window.paretolensStaticPin;
+    window.paretolensStaticPin = null;
+    if (pin && window.dash_clientside && window.dash_clientside.set_props) {
+      window.dash_clientside.set_props({ type: "control", field: "point" }, { value: pin });
+    }
   }
   (function waitForChart(n) {
     var ready = document.getElementById("main-chart") && window.dash_clientside && window.dash_clientside.set_props;

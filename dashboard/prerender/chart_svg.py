@@ -12,6 +12,12 @@ the title, axis titles and the legend, and a vertical line shape with its label 
 at x" marker). A figure with anything else (filled areas, other shapes or annotations) is not
 drawn: `chart_markup` returns None and the page waits for plotly as before.
 
+Each drawn point carries the text plotly's hover label would show for it (`data-h`: the trace's
+`hovertemplate` filled in with `hover_text`, plain text, one line per `<br>`) and its point id
+(`data-p`, the first customdata field), for `hover.js` to answer hover and click before plotly
+has loaded. The points of a trace sit in one group carrying the paint most of them share; a point
+writes only what differs, so a 5,000-point chart stays small. Any page size is drawn.
+
 Every string of the figure is text from result files or escaped for plotly already: it is
 unescaped once and escaped again for XML here, never pasted into markup.
 """
@@ -21,8 +27,11 @@ from __future__ import annotations
 import html
 import itertools
 import math
+import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -36,8 +45,6 @@ TICK_PX = {"x": 80.0, "y": 40.0}
 # pad is the only length-dependent part, so another width moves the range by a pixel or two.
 NOMINAL_X_PX = 800.0
 SUPPORTED_SHAPES = {"line"}
-# Past this many values the markup outweighs what it saves (and such charts are WebGL anyway).
-MAX_POINTS = 2000
 DASHES = {"solid": "", "dot": "2,3", "dash": "6,4", "longdash": "10,5", "dashdot": "6,3,2,3",
           "longdashdot": "10,4,2,4"}  # fmt: skip
 
@@ -249,43 +256,159 @@ def _defs() -> str:
     ) + "</defs>"  # fmt: skip
 
 
-def _points(t: dict[str, Any], xa: Axis, ya: Axis, out: list[str]) -> None:
+def _js_precision(v: float, p: int) -> str:
+    """`v.toPrecision(p)` as JavaScript writes it (plotly's `%{x:.4g}`: d3-format's `g` keeps
+    trailing zeros; a tie rounds away from zero), with d3's minus sign."""
+    if v == 0:
+        return "0" if p <= 1 else "0." + "0" * (p - 1)
+    sign = "\u2212" if v < 0 else ""
+    exact = Decimal(abs(v))
+    e = exact.adjusted()
+    digits = str(exact.scaleb(p - 1 - e).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    if len(digits) > p:  # 9.9995 -> 10.00
+        e += 1
+        digits = digits[:p]
+    if e < -6 or e >= p:
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{body}e{'+' if e >= 0 else '-'}{abs(e)}"
+    if e < 0:
+        return f"{sign}0.{'0' * (-e - 1)}{digits}"
+    whole, frac = digits[: e + 1], digits[e + 1 :]
+    return sign + whole + (f".{frac}" if frac else "")
+
+
+def _js_str(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+        return str(int(v))
+    return "" if v is None else str(v)
+
+
+def _formatted(v: Any, spec: str | None) -> str | None:
+    if spec is None or spec == "":
+        return _js_str(v)
+    m = re.fullmatch(r"\.(\d+)([gf])", spec)
+    if m is None or not isinstance(v, (int, float)) or isinstance(v, bool):
+        return None
+    n = int(m.group(1))
+    if m.group(2) == "g":
+        return _js_precision(float(v), max(n, 1))
+    text = f"{abs(float(v)):.{n}f}"
+    return ("\u2212" if v < 0 and float(text) != 0 else "") + text
+
+
+_TOKEN = re.compile(r"%\{([^}:]+)(?::([^}]*))?\}")
+_TAG = re.compile(r"<(/?)(b|i|em|sup|sub|span)[^>]*>")
+
+
+def hover_text(t: dict[str, Any], i: int) -> str | None:
+    """The text plotly's hover label shows for point `i` of trace `t` (its `hovertemplate` filled
+    in, formats as d3-format writes them), as plain text with one line per `<br>`; None when the
+    trace has no hover or a template this renderer does not fill."""
+    template = t.get("hovertemplate")
+    if t.get("hoverinfo") == "skip" or not isinstance(template, str):
+        return None
+    template = re.sub(r"<extra>.*?</extra>", "", template, flags=re.S)
+    custom = _pick(t.get("customdata"), i, None)
+    failed = False
+
+    def fill(m: re.Match[str]) -> str:
+        nonlocal failed
+        field, spec = m.group(1).strip(), m.group(2)
+        got: Any
+        if field in ("x", "y"):
+            got = _pick(t.get(field), i, None)
+        elif field == "text":
+            got = _pick(t.get("text"), i, "")
+        elif (k := re.fullmatch(r"customdata\[(\d+)\]", field)) and isinstance(
+            custom, (list, tuple)
+        ):
+            got = custom[int(k.group(1))] if int(k.group(1)) < len(custom) else None
+        else:
+            failed = True
+            return ""
+        out = _formatted(got, spec)
+        if out is None:
+            failed = True
+            return ""
+        return out
+
+    filled = _TOKEN.sub(fill, template)
+    if failed:
+        return None
+    lines = re.split(r"<br\s*/?>", filled)
+    return "\n".join(html.unescape(_TAG.sub("", line)) for line in lines)
+
+
+def _paint(t: dict[str, Any], i: int) -> dict[str, str]:
     m = t.get("marker") or {}
     line = m.get("line") or {}
+    color = str(_pick(m.get("color"), i, "#1f77b4"))
+    symbol = str(_pick(m.get("symbol"), i, "circle"))
+    _, is_open, _ = _symbol(symbol)
+    op = float(_pick(m.get("opacity"), i, 1.0)) * float(t.get("opacity", 1.0))
+    lw = float(_pick(line.get("width"), i, 0 if not is_open else 1.5)) or (1.5 if is_open else 0)
+    return {
+        "fill": "none" if is_open else color,
+        "stroke": color if is_open else str(_pick(line.get("color"), i, color)),
+        "stroke-width": f"{lw:g}",
+        "opacity": f"{op:.3g}",
+        "data-symbol": symbol,
+    }
+
+
+def _attrs(paint: dict[str, str]) -> str:
+    return " ".join(f"{k}={quoteattr(v)}" for k, v in paint.items())
+
+
+def _points(t: dict[str, Any], xa: Axis, ya: Axis, out: list[str]) -> int:
+    """Append trace `t`'s markers as a group (the paint most of them share on the group, a
+    point's own only where it differs; each point carries its hover text in `data-h` and its id,
+    the first customdata field, in `data-p`) and return how many were drawn."""
+    m = t.get("marker") or {}
     size = m.get("size", 6)
+    drawn: list[tuple[int, float, float]] = []
     for i, (x, y) in enumerate(zip(t.get("x") or [], t.get("y") or [], strict=False)):
         xv, yv = _num(x, xa.kind == "log"), _num(y, ya.kind == "log")
-        if xv is None or yv is None:
-            continue
-        color = str(_pick(m.get("color"), i, "#1f77b4"))
-        shape, is_open, dot = _symbol(str(_pick(m.get("symbol"), i, "circle")))
+        if xv is not None and yv is not None:
+            drawn.append((i, xv, yv))
+    if not drawn:
+        return 0
+    paints = [_paint(t, i) for i, _, _ in drawn]
+    common = {k: Counter(p[k] for p in paints).most_common(1)[0][0] for k in paints[0]}
+    body: list[str] = []
+    for (i, xv, yv), paint in zip(drawn, paints, strict=True):
+        own = {k: v for k, v in paint.items() if v != common[k]}
+        extra = (" " + _attrs(own)) if own else ""
+        hover = hover_text(t, i)
+        if hover is not None:
+            extra += f" data-h={quoteattr(hover)}"
+            custom = _pick(t.get("customdata"), i, None)
+            if isinstance(custom, (list, tuple)) and custom:
+                extra += f" data-p={quoteattr(html.unescape(str(custom[0])))}"
+        symbol = paint["data-symbol"]
+        shape, _, dot = _symbol(symbol)
         d = float(_pick(size, i, 6))
-        op = float(_pick(m.get("opacity"), i, 1.0)) * float(t.get("opacity", 1.0))
-        lw = float(_pick(line.get("width"), i, 0 if not is_open else 1.5)) or (
-            1.5 if is_open else 0
-        )
-        stroke = color if is_open else str(_pick(line.get("color"), i, color))
-        fill = "none" if is_open else color
-        paint = (
-            f'fill={quoteattr(fill)} stroke={quoteattr(stroke)} stroke-width="{lw:g}" '
-            f'opacity="{op:.3g}" data-symbol={quoteattr(str(_pick(m.get("symbol"), i, "circle")))}'
-        )
         cx, cy = _pct(xa.frac(xv)), _pct(1 - ya.frac(yv))
         if shape == "circle":  # the usual marker: a plain circle paints faster than a <use>
-            out.append(f'<circle class="point" cx="{cx}" cy="{cy}" r="{d / 2:g}" {paint}/>')
+            body.append(f'<circle class="point" cx="{cx}" cy="{cy}" r="{d / 2:g}"{extra}/>')
         else:
-            out.append(
+            body.append(
                 f'<use class="point" href="#sc-{shape}" x="{cx}" y="{cy}" width="{d:g}" height="{d:g}" '
-                f'transform="translate({-d / 2:g},{-d / 2:g})" {paint}/>'
+                f'transform="translate({-d / 2:g},{-d / 2:g})"{extra}/>'
             )  # fmt: skip
         if dot:
-            out.append(f'<circle cx="{_pct(xa.frac(xv))}" cy="{_pct(1 - ya.frac(yv))}" r="1.5" fill={quoteattr(color)}/>')  # fmt: skip
+            color = str(_pick(m.get("color"), i, "#1f77b4"))
+            body.append(f'<circle cx="{cx}" cy="{cy}" r="1.5" fill={quoteattr(color)} stroke="none"/>')  # fmt: skip
         label = _pick(t.get("text"), i, None) if "text" in str(t.get("mode", "")) else None
         if label not in (None, ""):
-            out.append(
-                f'<text class="sc-label" x="{_pct(xa.frac(xv))}" y="{_pct(1 - ya.frac(yv))}" '
-                f'dy="-7" text-anchor="middle">{_text(label)}</text>'
+            body.append(
+                f'<text class="sc-label" x="{cx}" y="{cy}" stroke="none" dy="-7" '
+                f'text-anchor="middle">{_text(label)}</text>'
             )
+    out.append(f'<g class="sc-points" {_attrs(common)}>{"".join(body)}</g>')
+    return len(drawn)
 
 
 def _lines(t: dict[str, Any], xa: Axis, ya: Axis, out: list[str]) -> None:
@@ -320,8 +443,6 @@ def _supported(fig: dict[str, Any]) -> bool:
     lay = fig.get("layout", {})
     traces = fig.get("data", [])
     if any(t.get("fill") or t.get("type") not in ("scatter", "scattergl") for t in traces):
-        return False
-    if sum(len(t.get("x") or []) for t in traces) > MAX_POINTS:
         return False
     shapes = lay.get("shapes") or []
     if any(s.get("type") not in SUPPORTED_SHAPES or s.get("x0") != s.get("x1") for s in shapes):
@@ -384,12 +505,13 @@ def chart_markup(fig: dict[str, Any], *, label: str) -> str | None:
     xa, ya = axes_of(fig)
     margin = lay.get("margin", {})
     body: list[str] = []
+    n_points = 0
     for t in drawable_traces(fig):
         mode = str(t.get("mode", "markers"))
         if "lines" in mode:
             _lines(t, xa, ya, body)
         if "markers" in mode:
-            _points(t, xa, ya, body)
+            n_points += _points(t, xa, ya, body)
     grid_lines, xlabels, ylabels = [], [], []
     for f, text, major in ticks(xa, "x"):
         grid_lines.append(f'<line x1="{_pct(f)}" x2="{_pct(f)}" y1="0" y2="100%"/>')
@@ -407,7 +529,6 @@ def chart_markup(fig: dict[str, Any], *, label: str) -> str | None:
         v = 10**v if xa.kind == "log" and isinstance(v, (int, float)) else v
         if isinstance(v, (int, float)) and (xa.kind != "log" or v > 0):
             xlabels.append(f'<text x="{_pct(xa.frac(float(v)))}" y="0" dy="-4" text-anchor="middle">{_text(n.get("text"))}</text>')  # fmt: skip
-    n_points = sum(1 for b in body if b.startswith(('<use class="point"', '<circle class="point"')))
     data = (
         f'data-x-type="{xa.kind}" data-x-range="{xa.lo!r} {xa.hi!r}" '
         f'data-y-type="{ya.kind}" data-y-range="{ya.lo!r} {ya.hi!r}"'
@@ -418,7 +539,7 @@ def chart_markup(fig: dict[str, Any], *, label: str) -> str | None:
     right = "max-content" if legend else f"{r}px"
     grid = f"grid-template-columns:{left}px minmax(0,1fr) {right};grid-template-rows:{t}px minmax(0,1fr) {b}px"
     return (
-        f'<div class="static-chart" role="img" '
+        f'<div class="static-chart" role="img" tabindex="0" '
         f'aria-label={_attr(f"{label}: {title} ({n_points} points; a static picture until the interactive chart has loaded)")} '
         f'style="height:{float(lay.get("height", 450)):g}px;{grid}">'
         f'<div class="sc-title" style="height:{t}px">{_text(title)}</div>'

@@ -7,7 +7,8 @@ by `dashboard.prerender.chart_svg` from the figure the `dcc.Graph` carries. Dash
 React can draw (dropdowns, checklists) get a stand-in of the same size. The walk stops after the
 chart's card: nothing below it moves the chart.
 
-The block is an overlay (`#static-page`, above the Dash page, `pointer-events: none`): Dash
+The block is an overlay (`#static-page`, above the Dash page, `pointer-events: none` but on the
+chart, which answers hover and click: `hover.js`): Dash
 renders underneath, and `paretolens.js` removes the overlay once plotly has drawn the chart at the
 same place. Everything but the chart is `inert` (no focusable copies of the page's controls, no
 duplicate ids: ids are never written); the chart is a named `role="img"`.
@@ -23,6 +24,8 @@ holding them back as well cost plotly's first point 250 ms and won nothing.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 import threading
 import time
@@ -33,6 +36,8 @@ from xml.sax.saxutils import escape, quoteattr
 from dashboard.prerender import chart_svg
 
 __all__ = [
+    "HOVER_CSP",
+    "HOVER_TAG",
     "OVERLAY_ID",
     "Prerendered",
     "find_graph",
@@ -54,6 +59,13 @@ _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 _SCRIPT_TAG = re.compile(r'<script src="([^"<>]+)"></script>')
 DEFAULT_RENDERER = "var renderer = new DashRenderer();"
 AFTER_PAINT = "paretolens/after-paint"
+# The static chart's hover and click (hover.js), inlined after the overlay: it answers the first
+# hover with no request; the page's Content-Security-Policy allows it by its hash.
+_HOVER_JS = (Path(__file__).with_name("hover.js")).read_text(encoding="utf-8")
+HOVER_TAG = f"<script>{_HOVER_JS}</script>"
+HOVER_CSP = (
+    "'sha256-" + base64.b64encode(hashlib.sha256(_HOVER_JS.encode()).digest()).decode() + "'"
+)
 
 
 def inline_styles(css: str, assets: Path, prefix: str) -> str:

@@ -109,21 +109,25 @@ def static_points(root: ET.Element) -> list[tuple[float, float, str, str, float]
     xa = chart_svg.Axis(svg.attrib["data-x-type"], xlo, xhi, 1.0)
     ya = chart_svg.Axis(svg.attrib["data-y-type"], ylo, yhi, 1.0)
     out = []
-    for use in svg.iter():
-        if use.attrib.get("class") != "point":
+    for group in svg.iter(f"{SVG}g"):
+        if group.attrib.get("class") != "sc-points":
             continue
-        keys = ("cx", "cy") if use.tag == f"{SVG}circle" else ("x", "y")
-        fx, fy = (float(use.attrib[k].rstrip("%")) / 100 for k in keys)
-        stroke, fill = use.attrib["stroke"], use.attrib["fill"]
-        out.append(
-            (
-                xa.value(fx),
-                ya.value(1 - fy),
-                use.attrib["data-symbol"],
-                stroke if fill == "none" else fill,
-                float(use.attrib["opacity"]),
+        for use in group:
+            if use.attrib.get("class") != "point":
+                continue
+            attr = {**group.attrib, **use.attrib}  # the group's paint unless the point has its own
+            keys = ("cx", "cy") if use.tag == f"{SVG}circle" else ("x", "y")
+            fx, fy = (float(attr[k].rstrip("%")) / 100 for k in keys)
+            stroke, fill = attr["stroke"], attr["fill"]
+            out.append(
+                (
+                    xa.value(fx),
+                    ya.value(1 - fy),
+                    attr["data-symbol"],
+                    stroke if fill == "none" else fill,
+                    float(attr["opacity"]),
+                )
             )
-        )
     return sorted(out)
 
 

@@ -1,0 +1,301 @@
+"""Interactive first (issue 28): what a user of the run page feels, at 117, 1,000 and 5,000 points.
+
+For each page size, in one interleaved run (page, floor, page, floor ...; a fresh headless
+chromium with an empty profile per load, `benchmarks/suite_browser.py`'s flags and server), four
+figures read in the page from navigation start:
+
+- **first point painted**: `probe.js`'s first point (static SVG or plotly);
+- **first point that answers a hover**: `hover_probe.js` moves a synthetic mouse onto the first
+  point it finds every frame (a static point carrying hover text, else a plotly marker at its
+  pixel position) and records the frame in which a label with the point's values appeared;
+- **fully interactive**: both charts drawn and no main-thread task over 50 ms left (the later of
+  the two charts' draws and the end of the last long task, once 1.5 s have passed with none);
+- **a control change repainted**: a click on the log-y checkbox to the main chart's redraw.
+
+The anchors: the same-run plotly floor page (`benchmarks/anchor_page.py`: the same points, one
+`Plotly.newPlot` with the bundle the run page loads; its "interactive" is its draw with no long
+task left, its hover plotly's) and the InferenceX app when a built one is serving on loopback
+(`PARETOLENS_INFERENCEX_URL`, else ports 3100-3102 with `/inference?g_model=Kimi-K2.5`, the
+method of `shared/docs/page-load-method.md`); where none answers, the section says where it
+looked and the targets read the floor.
+
+Two analysis figures at real sizes, one implementation each (what the run page calls):
+verdicts, frontiers and their polylines for a 10,000-point page (target 50 ms) and for a
+1,000,000-row history (2,000 runs of 500 points; target 2 s).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from benchmarks import anchor_page
+from benchmarks import suite_browser as sb
+from benchmarks.config import Config
+from benchmarks.report import Anchor, Check, Figure, Section
+from benchmarks.suite_frontier import _with_polylines
+from benchmarks.synth import runs_spec, synth_points, write_anchor_dir, write_store
+from benchmarks.timing import Samples, repeat
+from ingest.contract.col import Col
+
+HOVER_PROBE = (Path(__file__).parent / "hover_probe.js").read_text()
+LOADS = int(os.environ.get("PARETOLENS_BENCH_LOADS", "3"))  # small: the machine is shared
+QUIET_S = 1.5  # no new long task for this long: the page has settled
+LONG_TASK_MS = 50.0
+INFERENCEX_PORTS = (3100, 3101, 3102)
+INFERENCEX_PAGE = "/inference?g_model=Kimi-K2.5"
+STATE = (
+    "var h = window.__plh || {};"
+    "return {hover: h.hover, hoverKind: h.hoverKind, hoverText: h.hoverText, tries: h.tries,"
+    " frames: h.frames || []};"
+)
+
+
+def inferencex_url() -> tuple[str | None, str]:
+    """A serving InferenceX app, and where it was looked for (for the section's notes)."""
+    env = os.environ.get("PARETOLENS_INFERENCEX_URL")
+    candidates = (
+        [env] if env else [f"http://127.0.0.1:{p}{INFERENCEX_PAGE}" for p in INFERENCEX_PORTS]
+    )
+    for url in candidates:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return url, url
+        except OSError:
+            continue
+    return None, ", ".join(candidates)
+
+
+def load(url: str, timeout: float, charts: tuple[str, ...], change: str | None) -> dict[str, Any]:
+    """One cold load: the probes' state once every chart in `charts` is drawn and the page has
+    settled, `interactive` (ms), and with `change` the redraw time `redraw_ms`."""
+    profile = Path(tempfile.mkdtemp(prefix="paretolens-chromium-"))
+    driver = sb._driver(profile)
+    try:
+        for source in (sb.PROBE, HOVER_PROBE):
+            driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": source})
+        driver.get(url)
+        deadline = time.monotonic() + timeout
+        while True:
+            st = sb._state(driver)
+            hover = driver.execute_script(STATE)
+            if all(sb._drawn(st["plots"], c) for c in charts) and hover["hover"] is not None:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{url}: not drawn and hovered in {timeout:.0f} s: {hover}")
+            time.sleep(0.05)
+        quiet_since, seen = time.monotonic(), len(st["longTasks"])
+        while time.monotonic() - quiet_since < QUIET_S and time.monotonic() < deadline:
+            time.sleep(0.1)
+            st = sb._state(driver)
+            if len(st["longTasks"]) != seen:
+                quiet_since, seen = time.monotonic(), len(st["longTasks"])
+        drawn = max(sb._drawn(st["plots"], c)["done"] for c in charts)  # type: ignore[index]
+        ends = [t + d for t, d in st["longTasks"] if d > LONG_TASK_MS]
+        st |= driver.execute_script(STATE)
+        # a label is seen no earlier than the page's first contentful paint (as probe.js's point)
+        st["hover"] = max(float(st["hover"]), float(st["fcp"] or 0))
+        st["interactive"] = max([drawn, *ends])
+        st["main"] = sb._drawn(st["plots"], charts[0])
+        if change is not None:
+            before = len(st["plots"].get(sb.MAIN, []))
+            t0 = driver.execute_script(change)
+            while True:
+                redraws = sb._state(driver)["plots"].get(sb.MAIN, [])[before:]
+                if redraws:
+                    st["redraw_ms"] = redraws[-1]["done"] - t0
+                    break
+                if time.monotonic() > deadline + 10:
+                    raise RuntimeError(f"{url}: no redraw after the control change")
+                time.sleep(0.02)
+        return st
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def profile(loads: list[dict[str, Any]], top: int = 6) -> str:
+    """Where the long frames after the first hover went: script time by file and invoker (the
+    long-animation-frame entries' attribution), mean per load, biggest first."""
+    by: dict[tuple[str, str], float] = {}
+    total = 0.0
+    for s in loads:
+        for start, duration, scripts in s["frames"]:
+            if start < s["hover"]:
+                continue
+            total += duration
+            for src, invoker, ms in scripts:
+                key = (src or "(inline)", invoker)
+                by[key] = by.get(key, 0.0) + ms
+    n = max(len(loads), 1)
+    parts = [f"{src} {inv!r} {ms / n:.0f} ms" for (src, inv), ms in sorted(by.items(), key=lambda kv: -kv[1])[:top]]  # fmt: skip
+    return (
+        f"Long frames after the first hover: {total / n:.0f} ms per load; script time in them by "
+        f"file and invoker: {'; '.join(parts) or 'none'}."
+    )
+
+
+def _s(loads: list[dict[str, Any]], key: str) -> Samples:
+    return Samples([float(s[key]) / 1000 for s in loads])
+
+
+def build(root: Path, big: int) -> dict[str, str]:
+    """One store: the 117 Kimi-K2.5 anchor points, a 1,000-point and a `big`-point run."""
+    from ingest.pipeline import ingest_paths
+    from ingest.store import Store
+
+    k1 = synth_points(runs_spec(1000, points_per_run=1000, seed=31)).with_columns(
+        pl.lit("synth-1k").alias(Col.RUN_ID)
+    )
+    k5 = synth_points(runs_spec(big, points_per_run=big, seed=32)).with_columns(
+        pl.lit("synth-big").alias(Col.RUN_ID)
+    )
+    write_store(pl.concat([k1, k5]), root)
+    anchor_dir = root.parent / "kimik2.5_8k1k"
+    write_anchor_dir(anchor_dir, isl=8192)
+    report = ingest_paths([anchor_dir], Store(root), run_id="kimik2.5-int4-8k1k")
+    if report.accepted != 117:
+        raise RuntimeError(f"the anchor rows ingested {report.accepted} of 117 points")
+    return {"117": "kimik2.5-int4-8k1k", "1,000": "synth-1k", f"{big:,}": "synth-big"}
+
+
+def page_figures(
+    size: str, page: list[dict[str, Any]], floor: list[dict[str, Any]], where: str, cfg: Config
+) -> list[Figure]:
+    """The four figures of one page size, with their ratios to the floor."""
+    first, hover = _s(page, "firstPoint"), _s(page, "hover")
+    inter, redraw = _s(page, "interactive"), _s(page, "redraw_ms")
+    f_first, f_hover, f_inter = (
+        _s(floor, "firstPoint"),
+        _s(floor, "hover"),
+        _s(floor, "interactive"),
+    )
+    kinds = sorted({f"{s['firstKind']} / {s['hoverKind']}" for s in page})
+    floor_a = Anchor(f"plotly floor page, the same {size} points (same run, interleaved)", f_first)
+    no_app = (
+        f"The InferenceX app was not found (looked at {where}): the targets read the floor page. "
+    )
+    pts = page[0]["main"]["points"]
+    common = (
+        f"{no_app}Main chart {pts} points; first point / first hover via {', '.join(kinds)}. "
+        f"{sb.weight(page)} Loads per page: {len(page)} (small: shared machine)."
+    )
+    ratio = hover.median / f_first.median
+    return [
+        Figure(
+            name=f"{size}-point run page: first point painted",
+            samples=first,
+            target="informational (the hoverable point is the target)",
+            anchors=[floor_a],
+            notes=f"Floor's first point {f_first.median * 1000:.0f} ms. " + common,
+            command=cfg.command("interactive"),
+        ),
+        Figure(
+            name=f"{size}-point run page: first point that answers a hover with its values",
+            samples=hover,
+            target="<= 0.33x the InferenceX app's first point; without the app: below the "
+            "floor page's first point",
+            checks=[Check(f"{ratio:.2f}x the floor's first point < 1x", ratio < 1.0)],
+            anchors=[
+                floor_a,
+                Anchor("plotly floor page: its first hover (plotly's label)", f_hover),
+            ],
+            notes=f"Label text of the first load: {str(page[0]['hoverText'])[:160]!r}.",
+            command=cfg.command("interactive"),
+        ),
+        Figure(
+            name=f"{size}-point run page: both charts drawn, no main-thread task over 50 ms left",
+            samples=inter,
+            target="<= 0.5x the InferenceX app (informational against the floor without it)",
+            anchors=[Anchor("plotly floor page: drawn, no task over 50 ms left", f_inter)],
+            notes=(
+                "The later of the two charts' draws and the end of the last task over 50 ms, "
+                f"after {QUIET_S} s with none. Longest task after the first hover (median): "
+                f"{sb._med([max([d for t, d in s['longTasks'] if t >= s['hover']] or [0.0]) for s in page]):.0f} ms. "
+                + profile(page)
+            ),
+            command=cfg.command("interactive"),
+        ),
+        Figure(
+            name=f"{size}-point run page: a control change repainted (log-y toggle)",
+            samples=redraw,
+            target="<= 500 ms (issue 18's reading of 'stays interactive')",
+            checks=[Check(f"median {redraw.median * 1000:.0f} ms <= 500 ms", redraw.median <= 0.5)],
+            notes="A click on the log-y checkbox: React's change event, the Dash callback "
+            "round trip and plotly's redraw, once the page has settled.",
+            command=cfg.command("interactive"),
+        ),
+    ]
+
+
+def analysis_figures(cfg: Config) -> list[Figure]:
+    """Verdicts, frontiers and polylines at a page's and a history's real sizes."""
+    out = []
+    for n, per_run, target, what in (
+        (10_000, 10_000, 0.05, "a 10,000-point page"),
+        (1_000_000, 500, 2.0, "a 1,000,000-row history (2,000 runs of 500 points)"),
+    ):
+        if cfg.quick:
+            n //= 10
+        points = synth_points(runs_spec(n, points_per_run=min(per_run, n), seed=41))
+        got = repeat(functools.partial(_with_polylines, points), max(3, min(cfg.runs, 5)))
+        out.append(
+            Figure(
+                name=f"Verdicts, frontiers and polylines of {what}",
+                samples=got,
+                target=f"<= {target:g} s",
+                checks=[Check(f"median {got.median:.3f} s <= {target:g} s", got.median <= target)],
+                unit="ms" if target < 1 else "s",
+                notes=f"`analyze_points` and its group and arm frontiers (suite_frontier's "
+                f"`_with_polylines`, what the run and history pages call), {points.height:,} rows.",
+                command=cfg.command("interactive"),
+            )
+        )
+    return out
+
+
+def run(cfg: Config) -> Section:
+    """Measure the interactive-first figures."""
+    from dashboard.app import PLOTLY_BUNDLES
+    from ingest.store import Store
+    from views import urls
+
+    section = Section("Interactive first: hover, fully interactive, analysis at real sizes")
+    section.figures += analysis_figures(cfg)
+    if not (Path(sb.CHROMIUM).exists() and Path(sb.CHROMEDRIVER).exists()):
+        section.notes.append(
+            "**Browser figures not measured**: no /usr/bin/chromium or chromedriver."
+        )
+        return section
+    app_url, where = inferencex_url()
+    if app_url is not None:
+        section.notes.append(
+            f"An InferenceX app answered at {app_url}; measuring it is not implemented in this "
+            "suite yet (its figures come from shared/docs/page-load-method.md's scripts)."
+        )
+    root = cfg.workdir / "interactive" / "store"
+    runs = build(root, cfg.big_page_points)
+    store = Store(root)
+    with sb.server(root) as base:
+        for size, rid in runs.items():
+            url = base + urls.runs(rid)
+            sb._warm(base, url)
+            series = anchor_page.points_by_arm(store.points([rid]))
+            timeout = 120.0 if rid == "synth-big" else 60.0
+            with anchor_page.serve(series, PLOTLY_BUNDLES["basic"]) as floor_url:
+                sb._throwaway_browser()
+                page, floor = [], []
+                for _ in range(LOADS):  # interleaved: a burst of load hits both alike
+                    page.append(load(url, timeout, (sb.MAIN, sb.SECOND), sb.TOGGLE_LOGY))
+                    floor.append(load(floor_url, timeout, (anchor_page.CHART_ID,), None))
+            section.figures += page_figures(size, page, floor, where, cfg)
+    return section
