@@ -96,6 +96,10 @@ class Archive:
             raise UnsafeArchiveError(f"member {name!r} cannot be read: {exc}") from exc
         except NotImplementedError as exc:
             raise UnsafeArchiveError(f"member {name!r} cannot be read: {exc}") from exc
+        except OSError as exc:  # a local header the archive's directory points past, a full disk
+            raise UnsafeArchiveError(
+                f"member {name!r} cannot be extracted: {exc.strerror or exc}"
+            ) from exc
         return got
 
 
