@@ -25,7 +25,7 @@ from dashboard import auth, launching
 from dashboard.fetch import Fetcher
 from dashboard.forged import CALLBACK_PATH, malformed_callback
 from dashboard.settings import AppSettings
-from ingest.defaults import check_defaults
+from ingest.defaults import check_defaults, split_run_keys
 from ingest.errors import SchemaError
 from runner import service
 from runner.errors import JobNotFound, LaunchRefused, RunnerError
@@ -177,7 +177,7 @@ def register_routes(
 
     def _fetch_defaults() -> dict[str, Any]:
         """What no file says, as `paretolens fetch --set`: a JSON `{"set": {column: value}}`
-        or form fields `set=COLUMN=VALUE`."""
+        or form fields `set=COLUMN=VALUE`; run keys (title, branch, ...) included."""
         if request.is_json:
             doc = request.get_json(silent=True) or {}
             given = doc.get("set") if isinstance(doc, dict) else None
@@ -190,7 +190,9 @@ def register_routes(
                     raise ExportError(400, f"set {item!r}: expected COLUMN=VALUE, e.g. hw=h200")
                 pairs[key.strip()] = value.strip()
         try:
-            return check_defaults({str(k): v for k, v in pairs.items()})
+            # Run keys (title, branch, ...) as `paretolens fetch --set` takes them.
+            points, run = split_run_keys({str(k): v for k, v in pairs.items()})
+            return {**check_defaults(points), **run}
         except SchemaError as exc:
             raise ExportError(400, f"set {exc.field}: {exc.reason}") from exc
 

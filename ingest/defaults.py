@@ -25,6 +25,30 @@ Row = dict[str, Any]
 _NO_DEFAULT = NOT_FROM_READERS | {str(Col.WARNINGS)}
 
 
+def split_run_keys(given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """`--set`/`paretolens.yaml` keys as (point columns, run catalog fields): title, branch, repo,
+    head_sha, status, ... (`ingest.sources.run_meta.FIELDS`) describe the run, not its points.
+
+    Raises:
+        SchemaError: naming a run key whose value is not text.
+    """
+    from ingest.sources.run_meta import FIELDS
+
+    points: dict[str, Any] = {}
+    run: dict[str, str] = {}
+    for key, value in given.items():
+        k = str(key).strip()
+        if k not in FIELDS:
+            points[str(key)] = value
+        elif value is None:
+            continue
+        elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            run[k] = str(value)
+        else:
+            raise SchemaError(k, f"a run catalog field takes text, got {value!r}")
+    return points, run
+
+
 def check_defaults(defaults: Mapping[str, Any]) -> dict[str, Any]:
     """Validate ingest defaults (canonical column -> value) and coerce each value to its column's
     type (``"8"`` for an integer column is 8, ``"true"`` for a boolean is True); None is dropped.
@@ -137,15 +161,17 @@ def fill_row(
 
 def read_local_defaults(
     c: Collected, run_id: str, report: IngestReport
-) -> tuple[Collected, dict[str, tuple[Mapping[str, Any], str]]]:
-    """Take every `paretolens.yaml` out of the input: {directory prefix: (defaults, its path)}.
+) -> tuple[Collected, dict[str, tuple[Mapping[str, Any], str]], dict[str, str]]:
+    """Take every `paretolens.yaml` out of the input: {directory prefix: (defaults, its path)},
+    and the run catalog fields they give (title, branch, ...; the shallowest file's win).
 
-    A file that is not a mapping of canonical columns to values is rejected with the key at
-    fault; the rest of the input is read as usual.
+    A file that is not a mapping of canonical columns (or run catalog fields) to values is
+    rejected with the key at fault; the rest of the input is read as usual.
     """
     import yaml
 
     local: dict[str, tuple[Mapping[str, Any], str]] = {}
+    run_keys: list[tuple[int, str, dict[str, str]]] = []
     units: list[Unit] = []
     for unit in c.units:
         keep = []
@@ -157,10 +183,13 @@ def read_local_defaults(
                 doc = load_yaml(f.data.decode("utf-8-sig"))
                 if not isinstance(doc, dict):
                     raise SchemaError("", "expected a mapping of column names to values")
+                points, run = split_run_keys({str(k): v for k, v in doc.items()})
                 local[f.rel.rpartition("/")[0] + "/" if "/" in f.rel else ""] = (
-                    check_defaults({str(k): v for k, v in doc.items()}),
+                    check_defaults(points),
                     f.rel,
                 )
+                if run:
+                    run_keys.append((f.rel.count("/"), f.rel, run))
             except (yaml.YAMLError, UnicodeDecodeError) as exc:
                 report.rejected.append(
                     Reject(run_id, f.rel, f"not valid YAML: {exc}", "", "paretolens.yaml", f.sha256)
@@ -171,7 +200,10 @@ def read_local_defaults(
                 )
         if keep:
             units.append(dataclasses.replace(unit, files=keep))
-    return dataclasses.replace(c, units=units), local
+    run_fields: dict[str, str] = {}
+    for _depth, _rel, run in sorted(run_keys, reverse=True):
+        run_fields.update(run)
+    return dataclasses.replace(c, units=units), local, run_fields
 
 
 def account_local(

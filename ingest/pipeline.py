@@ -24,7 +24,7 @@ from ingest.changelog import run_changelog
 from ingest.contract.col import Col
 from ingest.contract.evals_schema import EvalCol
 from ingest.contract.schema import RejectCol, RunCol, SeriesCol, empty_points
-from ingest.defaults import account_local, check_defaults, read_local_defaults
+from ingest.defaults import account_local, check_defaults, read_local_defaults, split_run_keys
 from ingest.errors import ParseError
 from ingest.eval_rows import eval_frame
 from ingest.eval_store import read_evals
@@ -99,12 +99,14 @@ def ingest_paths(
         SchemaError: when a default is not a canonical column a default may set, or its value
             does not fit the column (nothing is read or stored then).
     """
-    given = check_defaults(defaults or {})
+    point_defaults, set_run = split_run_keys(defaults or {})
+    given = check_defaults(point_defaults)
     report = IngestReport()
     now = datetime.now(UTC)
     per_run: dict[str, tuple[list[pl.DataFrame], list[Row]]] = {}
     per_run_evals: dict[str, list[pl.DataFrame]] = {}
     changelogs: dict[str, list[dict[str, Any]]] = {}
+    yaml_run: dict[str, dict[str, str]] = {}
     if run_id is not None:
         check_run_id(run_id)
     with workspace() as work:
@@ -126,7 +128,8 @@ def ingest_paths(
                         rid,
                     )
                 )
-            c, local = read_local_defaults(c, rid, report)
+            c, local, run_keys = read_local_defaults(c, rid, report)
+            yaml_run[rid] = {**run_keys, **yaml_run.get(rid, {})}
             try:
                 log = run_changelog([f for unit in c.units for f in unit.files])
             except ParseError as exc:
@@ -149,7 +152,9 @@ def ingest_paths(
             acc[1].extend(series)
             if rid not in report.runs:
                 report.runs.append(rid)
-        metas = run_metas(paths, report.runs, run_id, dict(run_meta or {}), report)
+        metas = run_metas(
+            paths, report.runs, run_id, {**(run_meta or {}), **set_run}, report, yaml_run
+        )
     _store(store, per_run, report, metas, now, per_run_evals)
     for rid, entries in changelogs.items():
         store.write_changelog(rid, entries)

@@ -17,6 +17,7 @@ from dashboard.ids import CONTROL, Id, control
 from dashboard.pages import overlays
 from ingest.contract.col import Col
 from ingest.contract.schema import RunCol
+from ingest.normalize.measurements import point_repeats
 from views import urls
 from views.facets import ARM_NAME, Option
 from views.query.choices import (
@@ -281,6 +282,55 @@ def _value(v: object) -> str:
     return str(v)
 
 
+# The measured columns a repeat table shows first (when the repeats state them).
+_REPEAT_FIRST = (
+    Col.TOTAL_TPUT,
+    Col.OUTPUT_TPUT,
+    Col.TPUT_PER_GPU,
+    Col.MEDIAN_TTFT,
+    Col.P99_TTFT,
+    Col.MEDIAN_TPOT,
+    Col.MEDIAN_INTVTY,
+    Col.DURATION,
+)
+
+
+def repeats_block(row: dict[str, Any]) -> list[Any]:
+    """A point made of several measurements: their count, the spread of their total throughput,
+    and each measurement with its source (as `paretolens points --repeats` lists them)."""
+    reps = point_repeats(row)
+    if not reps:
+        return []
+    spread = row.get(Col.REPEAT_SPREAD)
+    said = f"the mean of {row.get(Col.REPEATS) or len(reps)} measurements at this load"
+    if isinstance(spread, float) and not math.isnan(spread):
+        said += f"; total throughput spread {spread:.4%} ((max - min) / mean)"
+    stated = {k for r in reps for k, v in r.items() if v is not None}
+    cols = [str(c) for c in _REPEAT_FIRST if str(c) in stated]
+    cols += sorted(k for k in stated - {*cols, "source_path", "point_id"})
+    table = html.Table(
+        [
+            html.Tr(
+                [html.Th("#"), html.Th("source")]
+                + [html.Th(headed(k, column_unit(k)), title=column_description(k)) for k in cols]
+            ),
+            *(
+                html.Tr(
+                    [html.Td(str(i)), html.Td(html.Code(str(r.get("source_path") or "")))]
+                    + [html.Td(_value(r.get(k))) for k in cols]
+                )
+                for i, r in enumerate(reps, 1)
+            ),
+        ],
+        className="kv",
+    )
+    return [
+        html.H4(f"Repeats ({len(reps)})"),
+        html.Div([html.Span("repeats: ", className="muted"), said], className="small"),
+        html.Div(table, className="kv-scroll", id="pinned-repeats"),
+    ]
+
+
 def detail_panel(data: RunData, view: RunView) -> list[Any]:
     """The pinned point: verdict and why, provenance, every column, server-metric time series."""
     unpin = html.Button("unpin", id=Id.UNPIN, className="btn", style={"display": "none"})
@@ -359,6 +409,7 @@ def detail_panel(data: RunData, view: RunView) -> list[Any]:
         dcc.Graph(figure=metrics, config=GRAPH_CONFIG)
         if metrics is not None
         else html.Div("no server-metric time series for this point", className="muted small"),
+        *repeats_block(row),
         html.H4("Every column"),
         html.Div(kv, className="kv-scroll"),
     ]

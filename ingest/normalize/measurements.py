@@ -322,6 +322,16 @@ def merge_measurements(frame: pl.DataFrame) -> Merged:
     return out
 
 
+def point_repeats(point: Row) -> list[Row]:
+    """The underlying measurements of one stored point that summarises repeats, in the order
+    `points --repeats` numbers them (each: `source_path`, maybe `point_id`, and the measured
+    values it states); [] for a point that is one measurement."""
+    reps = _meta(point.get(str(Col.METADATA))).get("repeats")
+    if not isinstance(reps, list) or len(reps) < 2:
+        return []
+    return [r if isinstance(r, dict) else {} for r in reps]
+
+
 REPEAT_COLUMNS: tuple[str, ...] = (
     str(Col.RUN_ID),
     str(Col.POINT_ID),

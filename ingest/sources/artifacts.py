@@ -16,10 +16,11 @@ units named `agentic_<x>`, `server_logs_<x>`, `power_audit_<x>` share the pair k
 `bmk_agentic_<x>` / `bmk_<x>` so raw metrics join their aggregate.
 
 Files are read by `ingest.sources.files` (regular files only, within MAX_FILE_BYTES; names that are not
-UTF-8 are reported, not read) and zips extracted by `ingest.sources.zips.safe_extract`, which refuses
-what could escape or explode; every zip of a batch (nested ones included) draws on one byte
-budget, zips are followed at most MAX_ZIP_DEPTH deep, and each zip's extracted files leave the
-disk as soon as they are read.
+UTF-8 are reported, not read) and zips through `ingest.sources.zips.open_archive`, which refuses
+what could escape or explode before a byte is inflated; members are read one at a time (a zip is
+never unpacked whole), every member of a batch's zips (nested ones included) draws on one byte
+budget, zips are followed at most MAX_ZIP_DEPTH deep, and only the nested zip being read is on
+disk.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import dataclasses
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +37,7 @@ from pathlib import Path
 from ingest.errors import UnsafeArchiveError
 from ingest.readers.base import SourceFile
 from ingest.sources.files import FileProblem, is_zip, read_file, shown, utf8_only, walk
-from ingest.sources.zips import MAX_ARCHIVE_BYTES, safe_extract
+from ingest.sources.zips import MAX_ARCHIVE_BYTES, open_archive
 
 __all__ = [
     "MAX_ZIP_DEPTH",
@@ -166,8 +168,42 @@ class _Budget:
 
     left: int = field(default_factory=lambda: MAX_ARCHIVE_BYTES)
 
-    def limit_text(self) -> str:
-        return f"the batch's {MAX_ARCHIVE_BYTES} byte limit for archives ({self.left} left)"
+    def limit_text(self, left: int) -> str:
+        return f"the batch's {MAX_ARCHIVE_BYTES} byte limit for archives ({left} left)"
+
+    def take(self, n: int) -> None:
+        self.left -= n
+
+
+def _hidden(rel: str) -> bool:
+    """A member `walk` would skip: a name part starting with a dot."""
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def _children(names: Sequence[str], under: str) -> set[str]:
+    """The visible names directly under `under` ('' for the archive's top) among member paths."""
+    out: set[str] = set()
+    for n in names:
+        if under and not n.startswith(f"{under}/"):
+            continue
+        part = (n[len(under) + 1 :] if under else n).split("/", 1)[0]
+        if part and not part.startswith("."):
+            out.add(part)
+    return out
+
+
+def _run_root_in(names: Sequence[str]) -> str | None:
+    """Where a zip holds a whole run tree (`run_root` on member paths): '' for its top, the one
+    directory it alone holds, or None when it is one artifact's zip."""
+    top = _children(names, "")
+    if any(is_artifact_name(n) for n in top):
+        return ""
+    if len(top) == 1:
+        (one,) = top
+        inner = _children(names, one)
+        if inner and any(is_artifact_name(n) for n in inner):
+            return one
+    return None
 
 
 def _from_zip(
@@ -177,7 +213,15 @@ def _from_zip(
     prefix: str = "",
     depth: int = 1,
     budget: _Budget | None = None,
+    whole_run: list[str] | None = None,
 ) -> list[Unit]:
+    """The units of a zip, its members read one at a time (nothing is unpacked whole).
+
+    Plain members are read into memory one by one, each drawing its bytes on the batch's budget;
+    a nested zip is written to `work` alone, read the same way and removed before the next one.
+    With `whole_run` (a list to receive the run's name), a zip holding a whole run tree is read as
+    that tree: paths relative to the run directory, as when the tree is passed unzipped.
+    """
     budget = budget or _Budget()
     rel_zip = f"{prefix}{shown(zpath.name)}"
     if depth > MAX_ZIP_DEPTH:
@@ -185,36 +229,87 @@ def _from_zip(
             FileProblem(rel_zip, f"zips nested more than {MAX_ZIP_DEPTH} deep: not extracted")
         )
         return []
-    target = Path(tempfile.mkdtemp(prefix="z", dir=work))
+    left = budget.left
+    units: list[Unit] = []
     try:
-        extracted = safe_extract(zpath, target, limit=budget.left)
+        with open_archive(zpath, limit=left) as arc:
+            members = sorted(
+                (m for m in arc.members if not _hidden(m.rel)), key=lambda m: m.rel.split("/")
+            )
+            root = None
+            if whole_run is not None:
+                root = _run_root_in([*(m.rel for m in arc.members), *arc.dirs])
+            if root is None:
+                base, strip, root_name = f"{rel_zip}/", "", artifact_name(shown(zpath.stem))
+            else:
+                base, strip = "", f"{root}/" if root else ""
+                root_name = shown(root) if root else artifact_name(shown(zpath.stem))
+                assert whole_run is not None
+                whole_run.append(root_name)
+            members = [m for m in members if m.rel.startswith(strip)]
+            plain: list[tuple[str, bytes]] = []
+            for m in members:
+                if not is_zip(m.rel):
+                    data = arc.read(m)
+                    budget.take(len(data))
+                    plain.append((m.rel[len(strip) :], data))
+            units.extend(_group_bytes(plain, root_name, base, work, problems))
+            del plain
+            for m in members:
+                if not is_zip(m.rel):
+                    continue
+                rel = m.rel[len(strip) :]
+                holder = Path(tempfile.mkdtemp(prefix="z", dir=work))
+                try:
+                    inner = holder / m.rel.rpartition("/")[2]
+                    budget.take(arc.copy_to(m, inner))
+                    units.extend(
+                        _from_zip(
+                            inner,
+                            work,
+                            problems,
+                            prefix=f"{base}{rel.rpartition('/')[0]}/" if "/" in rel else base,
+                            depth=depth + 1,
+                            budget=budget,
+                        )
+                    )
+                finally:
+                    # Read (or refused): off the disk before the next one is written.
+                    shutil.rmtree(holder, ignore_errors=True)
     except UnsafeArchiveError as exc:
         why = str(exc)
-        if why.endswith(f"over the {budget.left} byte limit"):
-            why = why.replace(f"the {budget.left} byte limit", budget.limit_text())
+        if why.endswith(f"over the {left} byte limit"):
+            why = why.replace(f"the {left} byte limit", budget.limit_text(left))
         problems.append(FileProblem(rel_zip, f"unsafe or broken archive: {why}"))
+        if whole_run:
+            whole_run.clear()
         return []
-    budget.left -= sum(p.stat().st_size for p in extracted)
-    units: list[Unit] = []
-    inner = walk(target, problems)
-    nested = [(p, r) for p, r in inner if is_zip(r)]
-    plain = [(p, r) for p, r in inner if not is_zip(r)]
-    units.extend(_group(plain, artifact_name(shown(zpath.stem)), f"{rel_zip}/", problems))
-    for p, r in nested:
-        units.extend(
-            _from_zip(
-                p,
-                work,
-                problems,
-                prefix=f"{rel_zip}/{r.rpartition('/')[0] or '.'}/".replace("/./", "/"),
-                depth=depth + 1,
-                budget=budget,
-            )
-        )
-    # Everything extracted has been read (or extracted further): free the disk now, not at
-    # the end of the batch.
-    shutil.rmtree(target, ignore_errors=True)
     return units
+
+
+def _group_bytes(
+    entries: Sequence[tuple[str, bytes]],
+    root_name: str,
+    prefix: str,
+    work: Path,
+    problems: list[FileProblem],
+) -> list[Unit]:
+    """`_group` for members already in memory (relative posix paths, sorted as `walk` sorts)."""
+    units: dict[str, Unit] = {}
+    artifacts: dict[str, str] = {}
+    now = time.time()
+    for rel, data in entries:
+        parent = rel.rpartition("/")[0]
+        udir = _unit_dir(parent)
+        unit = units.get(udir)
+        if unit is None:
+            unit = units[udir] = Unit(name=root_name if udir == "." else udir.rpartition("/")[2])
+            artifacts[udir] = logical_name(unit.name)
+        unit.files.append(
+            SourceFile(path=work / rel, rel=f"{prefix}{rel}", artifact=artifacts[udir], data=data)
+        )
+        unit.mtime = now
+    return [u for u in units.values() if u.files]
 
 
 def dedupe_retries(units: Sequence[Unit]) -> tuple[list[Unit], list[str]]:
@@ -291,27 +386,6 @@ def _collect_dir(
     return units
 
 
-def _collect_run_zip(
-    path: Path, work: Path, problems: list[FileProblem], budget: _Budget
-) -> Collected | None:
-    """A zip of a whole run tree, read as that tree; None when it is one artifact's zip."""
-    target = Path(tempfile.mkdtemp(prefix="z", dir=work))
-    try:
-        extracted = safe_extract(path, target, limit=budget.left)
-    except UnsafeArchiveError:
-        return None  # _from_zip reports it with the archive's name
-    root = run_root(target)
-    if not _is_run_tree(root):
-        shutil.rmtree(target, ignore_errors=True)  # _from_zip extracts it again as one artifact
-        return None
-    # The zips inside share the outer zip's byte budget, as nested artifact zips do.
-    budget.left -= sum(p.stat().st_size for p in extracted)
-    units = _collect_dir(root, work, problems, budget=budget, depth=2)
-    run = shown(root.name) if root != target else artifact_name(shown(path.stem))
-    kept, superseded = dedupe_retries(units)
-    return Collected(run, kept, problems, superseded)
-
-
 def collect(path: Path, work: Path, budget: _Budget | None = None) -> Collected:
     """Turn one input path into units (zips are extracted under `work`, drawing on `budget`,
     the batch's; a new one when None).
@@ -326,11 +400,9 @@ def collect(path: Path, work: Path, budget: _Budget | None = None) -> Collected:
         units = _collect_dir(root, work, problems, budget=budget)
         run = shown(root.resolve().name)
     elif path.suffix == ".zip":
-        whole = _collect_run_zip(path, work, problems, budget)
-        if whole is not None:
-            return whole
-        units = _from_zip(path, work, problems, budget=budget)
-        run = artifact_name(shown(path.stem))
+        named: list[str] = []
+        units = _from_zip(path, work, problems, budget=budget, whole_run=named)
+        run = named[0] if named else artifact_name(shown(path.stem))
     elif path.exists() or path.is_symlink():
         entries = utf8_only([(path, path.name)], problems)
         units = _group(entries, shown(path.parent.resolve().name), "", problems)

@@ -190,7 +190,8 @@ def fetch_run(
     """Fetch a run's metadata and artifacts (cached under the store) and ingest them.
 
     Args:
-        defaults: what no file says (column -> value, as `paretolens ingest --set`).
+        defaults: what no file says (column -> value, as `paretolens ingest --set`); run keys
+            (title, branch, ...) among them win over the run's GitHub metadata.
 
     Raises:
         GitHubError: when the API refuses or fails.

@@ -4,13 +4,16 @@
 branch, head sha, status, dates, links) to `.run.json` at the top of the run directory, and the
 bundled samples carry one. Plain `ingest_paths` reads it too, so a directory ingested by hand
 (`paretolens ingest ./run_29003473063 --run-id 29003473063`) keeps its title, branch, status and
-date. Fields given by the caller (`run_meta`) win over the file's.
+date. The same run keys may be given in a `paretolens.yaml` of the input (`title: ...`) and with
+`--set title=...` (`paretolens ingest`, `paretolens fetch`, the web fetch's `set`); the order of
+trust, lowest first: `.run.json`, `paretolens.yaml`, the caller's `run_meta` (a GitHub run's own
+metadata for a fetch, the job for a launched run), `--set`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +81,10 @@ def run_metas(
     run_id: str | None,
     given: dict[str, Any],
     report: IngestReport,
+    local: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Each run's catalog fields: its input directory's `.run.json` under the caller's `given`.
+    """Each run's catalog fields: its input directory's `.run.json`, under the run keys of its
+    `paretolens.yaml` files (`local`, by run id), under the caller's `given`.
 
     Args:
         paths: the inputs.
@@ -87,8 +92,10 @@ def run_metas(
         run_id: the one run id of every input, or None (each directory is its own run).
         given: the caller's fields (they win).
         report: where an unreadable `.run.json` is reported (as a reject of that file).
+        local: run keys of each run's `paretolens.yaml` files.
     """
-    out: dict[str, dict[str, Any]] = {rid: dict(given) for rid in run_ids}
+    local = local or {}
+    out: dict[str, dict[str, Any]] = {rid: {**local.get(rid, {}), **given} for rid in run_ids}
     for p in paths:
         f = _run_file(p)
         if f is None:

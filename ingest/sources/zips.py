@@ -1,19 +1,28 @@
-"""Zip archives: extracted only when nothing in them can escape the target or explode.
+"""Zip archives: read one member at a time, only when nothing in them can escape or explode.
 
-`safe_extract` refuses absolute paths, `..` escapes, symlinks, more than MAX_MEMBERS members,
-declared sizes beyond the limit (MAX_ARCHIVE_BYTES for one input, nested zips included), members
-that inflate past their declared size or MAX_FILE_BYTES, archives that compress more than
-MAX_RATIO:1 (per member or together) and duplicate member names. `ingest.sources.artifacts` walks what
-it extracted.
+`open_archive` checks the whole central directory before a byte is inflated: it refuses absolute
+paths, `..` escapes, symlinks, more than MAX_MEMBERS members, declared sizes beyond the limit
+(the batch's byte budget left, nested zips included), archives that compress more than
+MAX_RATIO:1 (per member or together), duplicate member names, names no file system can hold and a
+name that is both a file and a directory. `Archive.read` then inflates one member into memory,
+refusing it once it inflates past its declared size or MAX_FILE_BYTES, so at most one member's
+bytes are held beyond what the directory declared; nothing is unpacked whole. `Archive.copy_to`
+writes one member (a nested zip) to disk the same way. `ingest.sources.artifacts` groups the
+members into units; `safe_extract` writes a whole archive under a directory (kept for callers that
+want the files).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import zipfile
 import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import IO
 
 from ingest.errors import UnsafeArchiveError
 from ingest.sources import files
@@ -22,14 +31,97 @@ from ingest.sources.files import special_file_reason, special_kind
 MAX_ARCHIVE_BYTES = 2 * 1024 * 1024 * 1024
 MAX_MEMBERS = 20_000
 MAX_RATIO = 200
+# The longest name one path component may have on the file systems results live on.
+_NAME_MAX = 255
+_CHUNK = 1 << 20
 
 
-def safe_extract(zpath: Path, target: Path, limit: int | None = None) -> list[Path]:
-    """Extract a zip inside `target`, refusing anything that could escape or explode.
+@dataclass(frozen=True)
+class Member:
+    """One file of an archive: its checked path inside the archive and its directory entry."""
+
+    rel: str
+    info: zipfile.ZipInfo
+
+    @property
+    def size(self) -> int:
+        """The uncompressed size the archive declares."""
+        return self.info.file_size
+
+
+class Archive:
+    """An open zip whose directory passed every check; members are read one at a time."""
+
+    def __init__(self, zf: zipfile.ZipFile, members: list[Member], dirs: list[str]) -> None:
+        self._zf = zf
+        self.members = members
+        #: The directory entries (posix paths, no trailing slash), for laying out a tree.
+        self.dirs = dirs
+
+    def read(self, member: Member) -> bytes:
+        """The member's bytes (never more than its declared size or MAX_FILE_BYTES).
+
+        Raises:
+            UnsafeArchiveError: naming the member and the problem.
+        """
+        chunks: list[bytes] = []
+        self._stream(member, chunks.append)
+        return b"".join(chunks)
+
+    def copy_to(self, member: Member, dest: Path) -> int:
+        """Write the member to `dest` (a new file), chunk by chunk; returns its size."""
+        try:
+            with open(dest, "xb") as fh:
+                return self._stream(member, fh.write)
+        except OSError as exc:
+            raise UnsafeArchiveError(
+                f"member {member.rel!r} cannot be extracted: {exc.strerror or exc}"
+            ) from exc
+
+    def _stream(self, member: Member, sink: Callable[[bytes], object]) -> int:
+        info, name, got = member.info, member.info.filename, 0
+        try:
+            src: IO[bytes]
+            with self._zf.open(info) as src:
+                while chunk := src.read(_CHUNK):
+                    got += len(chunk)
+                    if got > info.file_size or got > files.MAX_FILE_BYTES:
+                        raise UnsafeArchiveError(
+                            f"member {name!r} inflates beyond its declared or allowed size"
+                        )
+                    sink(chunk)
+        except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
+            raise UnsafeArchiveError(f"member {name!r} is corrupt: {exc}") from exc
+        except RuntimeError as exc:  # encrypted, or a compression method zipfile lacks
+            raise UnsafeArchiveError(f"member {name!r} cannot be read: {exc}") from exc
+        except NotImplementedError as exc:
+            raise UnsafeArchiveError(f"member {name!r} cannot be read: {exc}") from exc
+        except OSError as exc:  # a local header the archive's directory points past, a full disk
+            raise UnsafeArchiveError(
+                f"member {name!r} cannot be extracted: {exc.strerror or exc}"
+            ) from exc
+        return got
+
+
+def _checked_path(name: str) -> PurePosixPath:
+    pure = PurePosixPath(name.replace("\\", "/"))
+    if pure.is_absolute() or ".." in pure.parts or (pure.parts and pure.parts[0].endswith(":")):
+        raise UnsafeArchiveError(f"member {name!r} escapes the extraction directory")
+    for part in pure.parts:
+        if len(part.encode("utf-8", "surrogateescape")) > _NAME_MAX:
+            raise UnsafeArchiveError(
+                f"member {name!r} cannot be extracted: File name too long (a name part over "
+                f"{_NAME_MAX} bytes)"
+            )
+    return pure
+
+
+@contextlib.contextmanager
+def open_archive(zpath: Path, limit: int | None = None) -> Iterator[Archive]:
+    """Open a zip whose central directory passes every check (see the module docstring).
 
     Args:
         zpath: the archive.
-        target: an existing directory to extract into.
         limit: the most uncompressed bytes the archive may declare (MAX_ARCHIVE_BYTES).
 
     Raises:
@@ -67,35 +159,22 @@ def safe_extract(zpath: Path, target: Path, limit: int | None = None) -> list[Pa
             raise UnsafeArchiveError(
                 f"its members compress {declared / packed:.0f}:1 together (zip bomb?)"
             )
-        root = target.resolve()
-        out: list[Path] = []
-        seen: set[str] = set()
+        members: list[Member] = []
+        dirs: list[str] = []
+        seen: dict[str, str] = {}
         for info in infos:
             name = info.filename
-            mode = info.external_attr >> 16
-            if stat.S_ISLNK(mode):
+            if stat.S_ISLNK(info.external_attr >> 16):
                 raise UnsafeArchiveError(f"member {name!r} is a symbolic link")
-            pure = PurePosixPath(name.replace("\\", "/"))
-            if (
-                pure.is_absolute()
-                or ".." in pure.parts
-                or (pure.parts and pure.parts[0].endswith(":"))
-            ):
-                raise UnsafeArchiveError(f"member {name!r} escapes the extraction directory")
-            dest = (root / pure).resolve()
-            if root not in dest.parents and dest != root:
-                raise UnsafeArchiveError(f"member {name!r} escapes the extraction directory")
+            pure = _checked_path(name)
             if info.is_dir():
-                try:
-                    dest.mkdir(parents=True, exist_ok=True)
-                except OSError as exc:
-                    raise UnsafeArchiveError(
-                        f"member {name!r} cannot be extracted: {exc.strerror or exc}"
-                    ) from exc
+                if pure.parts:
+                    dirs.append(str(pure))
                 continue
-            if str(pure) in seen:
+            rel = str(pure)
+            if rel in seen:
                 raise UnsafeArchiveError(f"member {name!r} appears twice in the archive")
-            seen.add(str(pure))
+            seen[rel] = name
             if (
                 info.compress_size
                 and info.file_size / info.compress_size > MAX_RATIO
@@ -104,24 +183,43 @@ def safe_extract(zpath: Path, target: Path, limit: int | None = None) -> list[Pa
                 raise UnsafeArchiveError(
                     f"member {name!r} compresses {info.file_size / info.compress_size:.0f}:1 (zip bomb?)"
                 )
-            written = 0
+            members.append(Member(rel, info))
+        # A name that is a file and the directory of another member cannot both be laid out.
+        for m in members:
+            for parent in PurePosixPath(m.rel).parents:
+                if str(parent) in seen:
+                    raise UnsafeArchiveError(
+                        f"member {m.info.filename!r} cannot be extracted: its directory "
+                        f"{seen[str(parent)]!r} is a file in the archive"
+                    )
+        yield Archive(zf, members, dirs)
+
+
+def safe_extract(zpath: Path, target: Path, limit: int | None = None) -> list[Path]:
+    """Extract a zip inside `target` (an existing directory), one member at a time, refusing
+    anything that could escape or explode; returns the files written.
+
+    Raises:
+        UnsafeArchiveError: naming the member and the problem.
+    """
+    root = target.resolve()
+    out: list[Path] = []
+    with open_archive(zpath, limit) as arc:
+        for d in arc.dirs:
+            with contextlib.suppress(OSError):
+                (root / d).mkdir(parents=True, exist_ok=True)
+        for m in arc.members:
+            dest = root / m.rel
+            if root not in dest.resolve().parents:
+                raise UnsafeArchiveError(
+                    f"member {m.info.filename!r} escapes the extraction directory"
+                )
             try:
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(dest, "wb") as fh:
-                    while chunk := src.read(1 << 20):
-                        written += len(chunk)
-                        if written > info.file_size or written > files.MAX_FILE_BYTES:
-                            raise UnsafeArchiveError(
-                                f"member {name!r} inflates beyond its declared or allowed size"
-                            )
-                        fh.write(chunk)
-            except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
-                raise UnsafeArchiveError(f"member {name!r} is corrupt: {exc}") from exc
-            except RuntimeError as exc:  # encrypted, or a compression method zipfile lacks
-                raise UnsafeArchiveError(f"member {name!r} cannot be read: {exc}") from exc
-            except OSError as exc:  # a name the file system refuses, a file where a dir must be
+            except OSError as exc:
                 raise UnsafeArchiveError(
-                    f"member {name!r} cannot be extracted: {exc.strerror or exc}"
+                    f"member {m.info.filename!r} cannot be extracted: {exc.strerror or exc}"
                 ) from exc
+            arc.copy_to(m, dest)
             out.append(dest)
-        return out
+    return out

@@ -160,18 +160,18 @@ def fetch(
     as_json: Annotated[bool, typer.Option("--json")] = False,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="what no file says, as COLUMN=VALUE (repeatable)"),
+        typer.Option(
+            "--set",
+            help="what no file says, as COLUMN=VALUE (repeatable); run keys such as "
+            "title=... or branch=... override the run's GitHub metadata",
+        ),
     ] = None,
 ) -> None:
     """Fetch a GitHub Actions run's artifacts and ingest them under its run id."""
     from ingest.sources.github import GitHubClient, GitHubError, fetch_run
 
+    # Run keys (title, branch, ...) win over the run's GitHub metadata, as with `ingest --set`.
     defaults, run_fields = _settings(set_ or [])
-    if run_fields:
-        raise fail(
-            f"--set {', '.join(sorted(run_fields))}: fetch takes the run's catalog fields from "
-            "GitHub; --set gives point columns only here"
-        )
     settings = load_settings()
     token = settings.github_token.get_secret_value() if settings.github_token else None
     client = GitHubClient(api_url or settings.github_api_url, token, repo or settings.github_repo)
@@ -181,7 +181,7 @@ def fetch(
             open_store(store),
             client,
             progress=None if as_json else (lambda msg: err.print(msg)),
-            defaults=defaults,
+            defaults={**defaults, **run_fields},
         )
     except GitHubError as exc:
         raise fail(str(exc)) from exc

@@ -122,7 +122,7 @@ def test_a_web_fetch_takes_set_like_the_cli(tmp_path: Path) -> None:
         started = c.post(
             f"/api/fetch/{GH_RUN}",
             headers={"X-Paretolens-Token": TOKEN},
-            json={"set": {"runner": "mi355x-amds"}},
+            json={"set": {"runner": "mi355x-amds", "title": "AgentX PP, re-fetched"}},
         )
         assert started.status_code == 202
         for _ in range(200):
@@ -134,6 +134,10 @@ def test_a_web_fetch_takes_set_like_the_cli(tmp_path: Path) -> None:
         runners = store.points([GH_RUN]).get_column("runner").to_list()
         # no file of the run says its runner: every point takes the value given
         assert runners == ["mi355x-amds"] * 5
+        # a run key given the same way wins over the run's GitHub metadata, as `fetch --set`
+        run = store.runs().row(0, named=True)
+        assert run[RunCol.TITLE] == "AgentX PP, re-fetched"
+        assert run[RunCol.BRANCH] == "explore/glm52-h200-agentx-pp-pareto"
 
 
 def test_fetch_ids_must_be_github_run_ids(tmp_path: Path) -> None:

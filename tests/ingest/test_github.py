@@ -142,3 +142,34 @@ def test_cli_fetch_json_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         assert sum(len(f["points"]) for f in doc["accepted_files"]) == 5
         assert "ghp_secret" not in res.output
         assert pl.DataFrame(Store(tmp_path).runs()).height == 1
+
+
+def test_cli_fetch_set_gives_run_keys_over_the_github_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with serve(Replay()) as blobs, serve(_replay()) as api:
+        _wire(api, blobs)
+        monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret_token_value")
+        res = CliRunner().invoke(
+            app,
+            [
+                "fetch",
+                RUN,
+                "--api-url",
+                api.url,
+                "--store",
+                str(tmp_path),
+                "--json",
+                "--set",
+                "title=GLM-5.2 H200 AgentX PP sweep",
+                "--set",
+                "runner=h200-nv",
+            ],
+        )
+        assert res.exit_code in (0, 1), res.output
+    run = Store(tmp_path).runs().row(0, named=True)
+    # --set wins for the title; what it does not say is GitHub's.
+    assert run[RunCol.TITLE] == "GLM-5.2 H200 AgentX PP sweep"
+    assert run[RunCol.BRANCH] == "explore/glm52-h200-agentx-pp-pareto"
+    assert run[RunCol.HEAD_SHA] == "3ac9ddfd8161c96ec7e18b1bcfab340369185fcf"
+    assert set(Store(tmp_path).points([RUN]).get_column(Col.RUNNER).to_list()) == {"h200-nv"}

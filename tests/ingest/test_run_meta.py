@@ -72,3 +72,50 @@ def test_set_gives_the_runs_catalog_fields_over_the_run_json(tmp_path: Path) -> 
         "TP4 offload sweep",
         "kimik2.7-mi355x-agentic",
     )
+
+
+def test_a_paretolens_yaml_gives_run_keys_under_set_and_over_the_run_json(tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(SAMPLE, copy)
+    # A user's defaults file: a run key (title, branch) beside a point column.
+    (copy / "paretolens.yaml").write_text(
+        "title: Kimi-K2.7 TP4 offload, second look\nbranch: local/offload\nframework_version: 0.11.0\n"
+    )
+    meta = json.loads((SAMPLE / ".run.json").read_text())
+    store = Store(tmp_path / "s")
+    report = ingest_paths([copy], store, run_id="y")
+    assert report.rejected == []
+    row = _catalog(store, "y")
+    assert (row[RunCol.TITLE], row[RunCol.BRANCH]) == (
+        "Kimi-K2.7 TP4 offload, second look",
+        "local/offload",
+    )
+    # What the yaml does not say still comes from .run.json; its point column fills the points.
+    assert (row[RunCol.HEAD_SHA], row[RunCol.HTML_URL]) == (meta["head_sha"], meta["html_url"])
+    assert set(store.points(["y"]).get_column("framework_version").to_list()) == {"0.11.0"}
+    # --set wins over the yaml for the same key.
+    res = CliRunner().invoke(
+        app,
+        ["ingest", str(copy), "--run-id", "z", "--set", "title=given", "--store", str(tmp_path)],
+    )
+    assert res.exit_code == 0, res.output
+    row = _catalog(Store(tmp_path), "z")
+    assert (row[RunCol.TITLE], row[RunCol.BRANCH]) == ("given", "local/offload")
+
+
+def test_a_run_key_that_is_not_text_rejects_the_yaml_naming_it(tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(SAMPLE, copy)
+    (copy / "paretolens.yaml").write_text("title: [a, b]\n")
+    store = Store(tmp_path / "s")
+    report = ingest_paths([copy], store, run_id="y")
+    (bad,) = report.rejected
+    assert (bad.path, bad.field, bad.reason) == (
+        "paretolens.yaml",
+        "title",
+        "a run catalog field takes text, got ['a', 'b']",
+    )
+    assert (
+        _catalog(store, "y")[RunCol.TITLE]
+        == json.loads((SAMPLE / ".run.json").read_text())["title"]
+    )

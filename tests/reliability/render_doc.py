@@ -317,9 +317,12 @@ def _round_three(f: dict[str, Any]) -> list[str]:
         "`/export/*.csv|md`;",
         "  - an unreadable subdirectory is a reject (`locked/: cannot read directory: Permission "
         "denied ...`; tested as `nobody`);",
-        "  - zips: one byte budget per batch (nested zips included), each zip's files removed from "
-        "disk once read, and each ingest's temporary space locked for its life and swept by the next "
-        "ingest after a kill -9 during extraction;",
+        "  - zips: one byte budget per batch (nested zips included; a zip bomb or a zip over what "
+        "is left is refused naming the zip and the budget while the good files beside it are "
+        "stored), members read one at a time from the archive without unpacking it (at most what a "
+        "member declares is passed on; only the nested zip being read is on disk), and each "
+        "ingest's temporary space locked for its life and swept by the next ingest after a kill -9 "
+        "during extraction;",
         "  - identity strings (model, hw, framework, spec method, image, labels, ...) holding a "
         "control character are rejects naming the field; the pruned snippet's comments are escaped "
         "and the dispatch line is `shlex.join` of its words, so a newline in a result string can "
@@ -515,7 +518,12 @@ Found from outside (issue 29: round three of the attack run) and fixed, each wit
 - `ingest/sources/artifacts.py`: the byte budget was per input (three zips took three times the limit),
   extracted files stayed on disk until the batch ended, and a run-tree probe's extraction was kept
   beside the second one; `ingest/sources/workspace.py` (new): a killed ingest's temporary directory was
-  never removed.
+  never removed. `ingest/sources/zips.py` `open_archive`/`Archive.read`: archives were unpacked whole
+  to disk before a file was read; now the central directory is checked first and members are read
+  into memory one at a time, each drawing on the batch budget, and only a nested zip is written
+  (alone, removed before the next). Tests: `test_a_zip_bomb_and_a_zip_over_the_batch_budget_are_refused_and_the_good_files_ingested`,
+  `test_extraction_holds_one_member_at_a_time_within_the_batch_budget`,
+  `test_a_kill_during_extraction_leaves_nothing_after_the_next_start`.
 - `views/cache.py` `file_version`, `views/baseline.py`: a 300-character run id raised
   "file name too long"; `views/exports.py`, `analysis/comparison/history.py`: history without arm or
   at; `dashboard/forged.py` (new), `dashboard/routes.py`: forged callback posts answered 500.
@@ -527,10 +535,10 @@ Found from outside (issue 29: round three of the attack run) and fixed, each wit
 - `runner/locks.py` `hold(patience_s=...)`, `runner/jobs.py` `worker_lock`: a liveness look made a
   starting worker give up.
 
-Not done here: extraction still reads every file of a batch into memory before the first unit is
-read (the disk is freed per zip, and the batch budget bounds the total at 2 GiB); reading one unit
-at a time needs the collection and the pipeline to stream units, which is left for the store's
-move to Delta Lake.
+Not done here: the members a batch reads stay in memory until its units are parsed (the batch
+budget bounds them at 2 GiB, plus loose files of at most 64 MiB each); parsing each unit as soon as
+it is read needs the collection and the pipeline to stream units (retry deduplication and the
+pairing of raw and aggregate artifacts look at every unit of a run first).
 
 Limits that stay: wrong units are caught only where a file carries a second quantity to check
 against (TPOT and interactivity together); `tpot_in_us_together.json` in the corpus is stored as

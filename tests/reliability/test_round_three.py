@@ -865,14 +865,19 @@ def test_a_kill_during_extraction_leaves_nothing_after_the_next_start(
     import signal
     import zipfile
 
-    # A zip inside every limit that takes a while to extract: 24 members of 8 MiB of JSON-like
-    # text (about 40:1), 192 MiB in all.
+    # A zip inside every limit that takes a while to read: 6 nested zips of 3 members of 8 MiB
+    # of JSON-like text (about 40:1), 144 MiB in all. Members are read into memory one at a
+    # time; a nested zip is the one thing written to the temporary space, one at a time.
     big = tmp_path / "bmk_big.zip"
     line = b'{"conc": 64, "tput_per_gpu": 1234.5, "median_intvty": 56.7, "n": %08d}\n'
     block = b"".join(line % i for i in range(8 * 1024 * 1024 // len(line % 0)))
-    with zipfile.ZipFile(big, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
-        for m in range(24):
-            zf.writestr(f"results/part{m:02d}.jsonl", block)
+    with zipfile.ZipFile(big, "w", zipfile.ZIP_STORED) as outer:
+        for n in range(6):
+            inner = tmp_path / f"bmk_part{n}.zip"
+            with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+                for m in range(3):
+                    zf.writestr(f"results/part{m:02d}.jsonl", block)
+            outer.write(inner, f"bmk_part{n}.zip")
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     child = subprocess.Popen(
@@ -882,13 +887,13 @@ def test_a_kill_during_extraction_leaves_nothing_after_the_next_start(
     )
     deadline = time.monotonic() + 60
     extracted = 0
-    while time.monotonic() < deadline and extracted < 32 * 1024 * 1024:
-        extracted = sum(f.stat().st_size for f in tmp.rglob("*.jsonl") if f.is_file())
-        time.sleep(0.02)
+    while time.monotonic() < deadline and not extracted:
+        extracted = sum(f.stat().st_size for f in tmp.rglob("*.zip") if f.is_file())
+        time.sleep(0.01)
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=30)
     left = list(tmp.iterdir())
-    assert extracted >= 32 * 1024 * 1024 and left, (extracted, left)  # killed mid-extraction
+    assert extracted and left, (extracted, left)  # killed mid-extraction
     # The next start (any ingest) sweeps it; a live ingest's space is kept.
     time.sleep(2.1)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
@@ -900,5 +905,121 @@ def test_a_kill_during_extraction_leaves_nothing_after_the_next_start(
         report = ingest_paths([AGG], Store(tmp_path / "other"), run_id="next")
         assert report.accepted == 3
         assert sorted(p.name for p in tmp.iterdir()) == [live.name, f"{live.name}.lock"]
+    assert list(tmp.iterdir()) == []
+    figures.add("round_three", "checks")
+
+
+def test_a_zip_bomb_and_a_zip_over_the_batch_budget_are_refused_and_the_good_files_ingested(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zipfile
+
+    from ingest.sources import artifacts
+
+    size = sum(f.stat().st_size for f in AGG.iterdir())  # 4577 bytes: the three aggregates
+    good = _zip_of(AGG, tmp_path / "sweep_good.zip")
+    # The bomb: 16.8 MB declaring 2 GiB; here 20 MiB of zeros in 20 KB (1000:1).
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("zeros.json", b"0" * (20 * 1024 * 1024))
+    over = _zip_of(AGG, tmp_path / "sweep_over.zip")
+    loose = tmp_path / "loose"
+    shutil.copytree(MULTITURN, loose)
+    # The batch may inflate 1.5 zips of the aggregates: the good one fits, the last does not.
+    monkeypatch.setattr(artifacts, "MAX_ARCHIVE_BYTES", int(1.5 * size))
+    report = ingest_paths([good, bomb, over, loose], Store(tmp_path / "store"), run_id="batch")
+    reasons = {r.path: r.reason for r in report.rejected}
+    assert reasons["bomb.zip"] == (
+        "unsafe or broken archive: declares 20971520 bytes uncompressed, over the batch's "
+        f"{int(1.5 * size)} byte limit for archives ({int(1.5 * size) - size} left)"
+    )
+    assert reasons["sweep_over.zip"] == (
+        f"unsafe or broken archive: declares {size} bytes uncompressed, over the batch's "
+        f"{int(1.5 * size)} byte limit for archives ({int(1.5 * size) - size} left)"
+    )
+    assert sorted(reasons) == ["bomb.zip", "sweep_over.zip"]
+    # The good zip's three aggregates and the loose directory beside them are stored.
+    got = {o.path for o in report.accepted_files}
+    assert {f"sweep_good.zip/{f.name}" for f in AGG.iterdir()} <= got
+    assert any(not p.startswith(("sweep_good.zip/", "sweep_over", "bomb")) for p in got), got
+    # Within the budget, the bomb is still refused, by its ratio (20 MiB in 20 KB).
+    monkeypatch.setattr(artifacts, "MAX_ARCHIVE_BYTES", 64 * 1024 * 1024)
+    alone = ingest_paths([bomb, good], Store(tmp_path / "alone"), run_id="alone")
+    [rej] = alone.rejected
+    assert (rej.path, rej.reason) == (
+        "bomb.zip",
+        "unsafe or broken archive: its members compress 1029:1 together (zip bomb?)",
+    )
+    assert alone.accepted == 3
+    figures.add("round_three", "checks")
+
+
+def test_extraction_holds_one_member_at_a_time_within_the_batch_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zipfile
+
+    from ingest.sources import artifacts, zips
+
+    # A run download zipped whole: 4 artifact zips of 3 members each (the aggregates), and a
+    # zip whose directory says its member is 100 bytes while it inflates to 1 MiB.
+    names = sorted(AGG.iterdir())
+    run = tmp_path / "run.zip"
+    inner_sizes = []
+    with zipfile.ZipFile(run, "w", zipfile.ZIP_STORED) as outer:
+        for n in range(4):
+            inner = _zip_of(AGG, tmp_path / f"bmk_{n}.zip")
+            inner_sizes.append(inner.stat().st_size)
+            outer.write(inner, f"run/bmk_{n}.zip")
+    liar = tmp_path / "liar.zip"
+    with zipfile.ZipFile(liar, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("big.json", b" " * (1 << 20))
+    raw = bytearray(liar.read_bytes())
+    cd = raw.rfind(b"PK\x01\x02")
+    raw[cd + 24 : cd + 28] = (100).to_bytes(4, "little")  # the declared uncompressed size
+    liar.write_bytes(bytes(raw))
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    calls: list[tuple[str, int, int, int]] = []  # member, declared, bytes passed on, disk used
+    real = zips.Archive._stream
+
+    def spy(self: zips.Archive, member: zips.Member, sink: Any) -> int:
+        got = [0]
+
+        def counting(chunk: bytes) -> None:
+            got[0] += len(chunk)
+            sink(chunk)
+
+        try:
+            return real(self, member, counting)
+        finally:
+            disk = sum(f.stat().st_size for f in tmp.rglob("*") if f.is_file())
+            calls.append((member.rel, member.size, got[0], disk))
+
+    monkeypatch.setattr(zips.Archive, "_stream", spy)
+    budget = sum(inner_sizes) + 3 * sum(f.stat().st_size for f in names) + 100
+    monkeypatch.setattr(artifacts, "MAX_ARCHIVE_BYTES", budget)
+    report = ingest_paths([run, liar], Store(tmp_path / "store"), run_id="r")
+    # Three of the four artifacts are read (their same points stored once); the fourth is over
+    # the budget.
+    assert len(report.accepted_files) == 9, report
+    reasons = {r.path: r.reason for r in report.rejected}
+    assert reasons["liar.zip"] == (
+        "unsafe or broken archive: member 'big.json' is corrupt: Bad CRC-32 for file 'big.json'"
+    )
+    assert "over the batch's" in reasons["bmk_3.zip"], reasons
+    # One member at a time: each read passed on at most what the member declared, and the
+    # whole batch no more than the budget.
+    assert all(passed <= declared for _, declared, passed, _ in calls), calls
+    assert sum(passed for _, _, passed, _ in calls) <= budget
+    # The liar was read no further than its declared 100 bytes (whose checksum fails) and
+    # nothing of it was passed on, never its whole MiB.
+    assert [c[2] for c in calls if c[0] == "big.json"] == [0]
+    # The disk held at most the nested zip being read (never the whole archive unpacked).
+    assert max(c[3] for c in calls) <= max(inner_sizes), calls
+    # The over-budget artifact was refused from its directory: none of its members was read.
+    assert sum(1 for c in calls if c[0].endswith(".json")) == 9 + 1
     assert list(tmp.iterdir()) == []
     figures.add("round_three", "checks")

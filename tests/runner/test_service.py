@@ -230,3 +230,36 @@ def test_a_point_ingested_again_after_a_crash_keeps_its_row_count(store: Store) 
     p = _ingest_finished(table, backend, job).point(pid)
     assert (p.ingested, p.rows_accepted, p.rows_duplicate, p.rows_rejected) == (True, 1, 1, 0)
     assert store.points([st.record.run_id]).height == stored  # nothing doubled
+
+
+def test_a_launched_jobs_ingest_reads_the_run_keys_beside_its_results(store: Store) -> None:
+    # Issue 23, item 5: a launched job's results are ingested like any directory: a
+    # `paretolens.yaml` (run keys) and a `.run.json` beside them are read, under the job's own
+    # catalog fields (its title, source, status).
+    from ingest.contract.schema import RunCol
+    from runner.execute import results_dir
+
+    job_id = service.launch(
+        parse_plan(PLAN), "local", store, FakeSettings(), caller=Caller.CLI, poll_s=0.1
+    )
+    st = service.wait_job(store, job_id, timeout_s=60, poll_s=0.1)
+    assert st.state == JobState.SUCCEEDED
+    table = JobTable(store)
+    pid = st.record.points[0].point_id
+    results = results_dir(table.point_dir(job_id, pid))
+    (results / "paretolens.yaml").write_text("branch: tune/fp8-kv\ntitle: not the job's\n")
+    (results / ".run.json").write_text(
+        json.dumps({"head_sha": "0123456789abcdef0123456789abcdef01234567", "branch": "old"})
+    )
+
+    def forget(r: JobRecord) -> None:
+        r.point(pid).ingested = False
+
+    job = table.update(job_id, forget)
+    backend = make_backend(job.backend, BackendContext(store, table, None))
+    assert _ingest_finished(table, backend, job).point(pid).rows_rejected == 0
+    run = store.runs().filter(store.runs()[RunCol.RUN_ID] == st.record.run_id).row(0, named=True)
+    assert run[RunCol.BRANCH] == "tune/fp8-kv"  # the yaml over the .run.json
+    assert run[RunCol.HEAD_SHA] == "0123456789abcdef0123456789abcdef01234567"
+    assert run[RunCol.TITLE] == f"svc (local job {job_id})"  # the job's own title wins
+    assert run[RunCol.SOURCE] == "runner"
