@@ -2,9 +2,9 @@
 
 `create_app(store, settings)` builds one independent app (its own data source, caches and
 callbacks: nothing is registered globally). The page a browser asked for is rendered into the
-initial layout: the layout request names its page, by its `page` parameter (`layout_url`), else
-by the request's Referer (what Dash's renderer sends: same-origin, full URL, see the referrer meta
-tag), so the first chart arrives with the layout instead of after a callback round trip. If
+initial layout: the layout request names its page by its `page` parameter (`layout_url`; the
+page's script `assets/00-layout-page.js` adds it to Dash's request), else by the request's Referer
+(same-origin, full URL, see the referrer meta tag), so the first chart arrives with the layout instead of after a callback round trip. If
 neither names it, a one-off router callback fills the page in instead. The run page's HTML itself carries
 the page's top with its first chart drawn as static SVG (`dashboard/page_html.py`), painted
 before any script runs and replaced in place once plotly has drawn; the tree rendered for it is
@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlsplit
 
 import flask
 import polars as pl
@@ -131,9 +131,13 @@ class _Dash(Dash):
         dcc. The requests match the renderer's own (same URL, CORS mode, same-origin
         credentials), so the browser hands it the preloaded responses."""
         prefix = self.config.requests_pathname_prefix
+        layout = f"{prefix}_dash-layout"
+        if flask.has_request_context():  # the URL the page's own layout request will have
+            query = flask.request.query_string.decode("utf-8", "replace")
+            layout = layout_url(flask.request.path + (f"?{query}" if query else ""), prefix)
         links = [
-            f'<link rel="preload" href="{prefix}{route}" as="fetch" crossorigin="anonymous">'
-            for route in ("_dash-layout", "_dash-dependencies")
+            f'<link rel="preload" href="{href}" as="fetch" crossorigin="anonymous">'
+            for href in (layout, f"{prefix}_dash-dependencies")
         ]
         if flask.has_request_context():
             path = flask.request.path
@@ -257,8 +261,13 @@ PAGE_PARAM = "page"
 
 
 def layout_url(page: str, prefix: str = "/") -> str:
-    """The layout request of a page (path and query, e.g. '/inference?unofficialRun=dsr1')."""
-    return f"{prefix}_dash-layout?{urlencode({PAGE_PARAM: page})}"
+    """The layout request of a page (path and query, e.g. '/inference?unofficialRun=dsr1'),
+    encoded as the browser's `encodeURIComponent` does (`assets/00-layout-page.js`)."""
+    return f"{prefix}_dash-layout?{PAGE_PARAM}={quote(page, safe=_URI_COMPONENT_SAFE)}"
+
+
+# What `encodeURIComponent` leaves as it is besides letters, digits and `-_.~`.
+_URI_COMPONENT_SAFE = "!'()*"
 
 
 def _page_of_request() -> tuple[str, str] | None:
