@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from ingest.contract.col import Col, ColumnSpec
-from ingest.contract.schema import SPECS
+from ingest.contract.schema import SPECS, spec_of, unit
 from ingest.untrusted.controls import CONTROLS_PATTERN, escape_controls
 
 LIST_SEP = "; "
@@ -121,7 +121,7 @@ def derived_units(columns: Iterable[str], x: str, y: str) -> dict[str, str]:
     Raises:
         ValueError: `x` or `y` is not a canonical column.
     """
-    ux, uy = SPECS[Col(x)].unit, SPECS[Col(y)].unit
+    ux, uy = unit(x), unit(y)
     axes = {**dict.fromkeys(X_COLUMNS, ux), **dict.fromkeys(Y_COLUMNS, uy)}
     out: dict[str, str] = {}
     for c in columns:
@@ -134,16 +134,13 @@ def derived_units(columns: Iterable[str], x: str, y: str) -> dict[str, str]:
             out[c] = f"{uy} x {ux}"
         elif c in AL_COLUMNS:
             out[c] = SPECS[Col.AL_MEASURED].unit
-        elif stem is not None and stem in SPECS:
-            out[c] = SPECS[Col(stem)].unit
+        elif stem is not None and spec_of(stem) is not None:
+            out[c] = unit(stem)
     return out
 
 
 def _spec(col: str) -> ColumnSpec | None:
-    try:
-        return SPECS.get(Col(col))
-    except ValueError:
-        return None
+    return spec_of(col)
 
 
 @dataclass(frozen=True)

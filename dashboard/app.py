@@ -2,10 +2,10 @@
 
 `create_app(store, settings)` builds one independent app (its own data source, caches and
 callbacks: nothing is registered globally). The page a browser asked for is rendered into the
-initial layout: Dash fetches `/_dash-layout` from the page, and the request's Referer
-(same-origin, full URL, see the referrer meta tag) names the path and query, so the first chart
-arrives with the layout instead of after a callback round trip. If a browser withholds the
-Referer, a one-off router callback fills the page in instead. The run page's HTML itself carries
+initial layout: the layout request names its page by its `page` parameter (`layout_url`; the
+page's script `assets/00-layout-page.js` adds it to Dash's request), else by the request's Referer
+(same-origin, full URL, see the referrer meta tag), so the first chart arrives with the layout instead of after a callback round trip. If
+neither names it, a one-off router callback fills the page in instead. The run page's HTML itself carries
 the page's top with its first chart drawn as static SVG (`dashboard/page_html.py`), painted
 before any script runs and replaced in place once plotly has drawn; the tree rendered for it is
 the one the page's `/_dash-layout` request then gets.
@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import flask
 import polars as pl
@@ -131,9 +131,13 @@ class _Dash(Dash):
         dcc. The requests match the renderer's own (same URL, CORS mode, same-origin
         credentials), so the browser hands it the preloaded responses."""
         prefix = self.config.requests_pathname_prefix
+        layout = f"{prefix}_dash-layout"
+        if flask.has_request_context():  # the URL the page's own layout request will have
+            query = flask.request.query_string.decode("utf-8", "replace")
+            layout = layout_url(flask.request.path + (f"?{query}" if query else ""), prefix)
         links = [
-            f'<link rel="preload" href="{prefix}{route}" as="fetch" crossorigin="anonymous">'
-            for route in ("_dash-layout", "_dash-dependencies")
+            f'<link rel="preload" href="{href}" as="fetch" crossorigin="anonymous">'
+            for href in (layout, f"{prefix}_dash-dependencies")
         ]
         if flask.has_request_context():
             path = flask.request.path
@@ -251,16 +255,38 @@ def html_not_found(path: str) -> Any:
     )
 
 
+# The layout request's parameter naming its page: the page's path and query, URL-encoded
+# (`/_dash-layout?page=%2Finference%3FunofficialRun%3Ddsr1`, see `layout_url`).
+PAGE_PARAM = "page"
+
+
+def layout_url(page: str, prefix: str = "/") -> str:
+    """The layout request of a page (path and query, e.g. '/inference?unofficialRun=dsr1'),
+    encoded as the browser's `encodeURIComponent` does (`assets/00-layout-page.js`)."""
+    return f"{prefix}_dash-layout?{PAGE_PARAM}={quote(page, safe=_URI_COMPONENT_SAFE)}"
+
+
+# What `encodeURIComponent` leaves as it is besides letters, digits and `-_.~`.
+_URI_COMPONENT_SAFE = "!'()*"
+
+
 def _page_of_request() -> tuple[str, str] | None:
-    """(path, query) of the page that asked for the layout, from a same-origin Referer."""
+    """(path, query) of the page whose layout is asked for: named by the request itself
+    (`?page=`), else by a same-origin Referer (what Dash's renderer sends today)."""
     if not flask.has_request_context():
         return None
-    ref = flask.request.referrer
-    if not ref:
-        return None
-    parts = urlsplit(ref[: MAX_PATH_BYTES + MAX_QUERY_BYTES + 200])
-    if parts.netloc and parts.netloc != flask.request.host:
-        return None
+    named = flask.request.args.get(PAGE_PARAM)
+    if named is not None:
+        parts = urlsplit(named[: MAX_PATH_BYTES + MAX_QUERY_BYTES + 200])
+        if parts.scheme or parts.netloc or not parts.path.startswith("/"):
+            return None  # not a page of this site: the shell routes itself
+    else:
+        ref = flask.request.referrer
+        if not ref:
+            return None
+        parts = urlsplit(ref[: MAX_PATH_BYTES + MAX_QUERY_BYTES + 200])
+        if parts.netloc and parts.netloc != flask.request.host:
+            return None
     if len(parts.query) > MAX_QUERY_BYTES or len(parts.path) > MAX_PATH_BYTES:
         return TOO_LONG, ""
     return parts.path or "/", parts.query

@@ -39,6 +39,7 @@ import polars as pl
 import pyarrow as pa
 
 from ingest.contract.col import Col
+from ingest.contract.derived import extra_metrics
 from ingest.contract.schema import (
     REJECTS_SCHEMA,
     RejectCol,
@@ -290,8 +291,15 @@ class Store:
         return sorted(self.runs().get_column(RunCol.RUN_ID).to_list())
 
     def scan_points(self, run_ids: Sequence[str] | None = None) -> pl.LazyFrame:
-        """Lazily scan points, opening only the files of the given runs."""
-        return self._lazy("points", run_ids)
+        """Lazily scan points, opening only the files of the given runs (a derived metric
+        declared beyond the stored columns is computed here)."""
+        lf = self._lazy("points", run_ids)
+        extra = extra_metrics()
+        if not extra:
+            return lf
+        schema = lf.collect_schema()
+        numeric = {c for c, t in schema.items() if t.is_numeric()}
+        return lf.with_columns(m.expr(numeric, stated=False) for m in extra)
 
     def collect(
         self,

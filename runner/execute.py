@@ -1,7 +1,7 @@
 """Run one point: start the server, wait for readiness, scrape, benchmark, scrape, stop, collect.
 
 The same code runs a point for the local backend (as a detached process,
-``python -m runner.execute SPEC``) and inside a submitit job for the slurm backend. It writes
+``python -m runner.execute SPEC``) and as a Slurm array task for the slurm backend. It writes
 everything into the point's directory, never into the job record, so it needs no lock shared
 with the worker and works on a compute node with the store on a shared file system:
 
@@ -79,7 +79,7 @@ class Outcome(BaseModel):
 
 
 class _Stop(BaseException):
-    """A termination signal arrived (cancel, Slurm preemption, submitit timeout)."""
+    """A termination signal arrived (cancel, Slurm preemption or time limit)."""
 
 
 def results_dir(point_dir: Path) -> Path:
@@ -94,7 +94,7 @@ def read_outcome(point_dir: Path) -> Outcome | None:
 
 
 def execute(spec_path: str) -> dict[str, Any]:
-    """Run the point described by `spec_path` and return its outcome as a dict (submitit entry)."""
+    """Run the point described by `spec_path` and return its outcome as a dict."""
     spec = PointSpec.model_validate_json(Path(spec_path).read_text())
     return run_point(spec).model_dump(mode="json")
 

@@ -117,7 +117,7 @@ SBATCH_OWN: dict[str, str | None] = {
 
 
 class SlurmOptions(BaseModel):
-    """Slurm job-array settings. `cluster: local` runs the same jobs on this machine (submitit).
+    """Slurm job-array settings. `cluster: local` runs the same points on this machine (the local backend).
 
     Checked twice: here (names and values), and at launch by `sbatch --test-only` against the
     cluster (partition, GPUs, limits), so a plan the cluster would refuse is refused at once.

@@ -18,10 +18,10 @@ import polars as pl
 from analysis.cost import LABELS as COST_LABELS
 from analysis.cost import axis_label as cost_axis_label
 from ingest.contract.col import Col
-from ingest.contract.schema import SPECS
+from ingest.contract.schema import spec_of, unit
 from views.facets import ARM_NAME
 from views.planes import HARNESS, HARNESS_VERSION, PARALLELISM, TOPOLOGY
-from views.query.choices import X2_CHOICES, X_CHOICES, Y_CHOICES, choice_label
+from views.query.choices import X2_CHOICES, X_CHOICES, choice_label, y_choices
 
 Figure = dict[str, Any]
 OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
@@ -98,9 +98,10 @@ def axis_title(col: str) -> str:
     """'Interactivity, median (tok/s/user)': menu label plus unit."""
     if col in {str(c) for c in COST_LABELS}:
         return cost_axis_label(col)  # what it measures, the cost class or power figure, the unit
-    label = choice_label((*X_CHOICES, *X2_CHOICES, *Y_CHOICES), col)
-    unit = SPECS[Col(col)].unit if col in SPECS else ""
-    return f"{label} ({unit})" if unit else label
+    label = choice_label((*X_CHOICES, *X2_CHOICES, *y_choices()), col)
+    spec = spec_of(col)
+    u = spec.unit if spec is not None else ""
+    return f"{label} ({u})" if u else label
 
 
 def token(arm_id: object, run_id: object) -> str:
@@ -168,7 +169,7 @@ def base_layout(
 def hovertemplate(x: str, y: str, compact: bool = False) -> str:
     """The hover of a point: arm, run, conc, both axes, verdict and why, requests, AL, config
     (compact: without the why and the config, for charts of thousands of points)."""
-    ux, uy = SPECS[Col(x)].unit, SPECS[Col(y)].unit
+    ux, uy = unit(x), unit(y)
     why = "" if compact else " — %{customdata[5]}"
     config = "" if compact else "<br>%{customdata[9]}<br>%{customdata[10]}"
     return (

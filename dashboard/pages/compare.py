@@ -16,7 +16,7 @@ from dashboard.ids import COMPARE_CONTROL, Id, control
 from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown, run_options, slo_control
 from views import urls
 from views.compare_data import CompareData
-from views.query.choices import PALETTE_CHOICES, X_CHOICES, Y_CHOICES
+from views.query.choices import PALETTE_CHOICES, X_CHOICES, y_choices
 from views.query.state import CompareView
 from views.tables import compare_table
 from views.unknown_runs import not_found_text, requested_runs
@@ -166,7 +166,7 @@ def layout(app: AppContext, query: str) -> Any:
                 kind=COMPARE_CONTROL,
                 css="control wide",
             ),
-            dropdown("y", "Y", choices(Y_CHOICES), view.y, kind=COMPARE_CONTROL),
+            dropdown("y", "Y", choices(y_choices()), view.y, kind=COMPARE_CONTROL),
             dropdown(
                 "x", "X", choices(X_CHOICES), view.x, kind=COMPARE_CONTROL, css="control wide"
             ),

@@ -28,7 +28,7 @@ from views.query.choices import (
     TOGGLES,
     X2_CHOICES,
     X_CHOICES,
-    Y_CHOICES,
+    y_choices,
 )
 from views.query.state import RunView
 from views.run_data import RunData
@@ -195,7 +195,7 @@ def axis_row(view: RunView, run_options: list[dict[str, str]]) -> html.Div:
                 multi=True,
                 css="control wide",
             ),
-            dropdown("y", "Y: throughput, cost or energy", choices(Y_CHOICES), view.y),
+            dropdown("y", "Y: throughput, cost or energy", choices(y_choices()), view.y),
             dropdown("x", "X: interactivity", choices(X_CHOICES), view.x, css="control wide"),
             dropdown("x2", "Second chart X", choices(X2_CHOICES), view.x2),
             html.Div(

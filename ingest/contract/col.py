@@ -187,7 +187,7 @@ class Col(StrEnum):
 class ColumnSpec:
     """One canonical column: its Arrow type, unit, meaning and which direction is better."""
 
-    name: Col
+    name: Col | str  # a str only for a derived metric declared beyond `Col`
     dtype: pa.DataType
     unit: str
     description: str

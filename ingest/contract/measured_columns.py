@@ -10,6 +10,10 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ingest.contract.col import LATENCIES, STATS, Col, ColumnSpec
+from ingest.contract.derived import BUILT_IN_SPECS
+
+# The derived metrics' columns are declared with their formulas (`ingest.contract.derived`).
+DERIVED = BUILT_IN_SPECS
 
 _S = pa.string()
 _I = pa.int64()
@@ -208,9 +212,7 @@ MEASURED_COLUMNS: tuple[ColumnSpec, ...] = (
         "higher",
         "requests",
     ),
-    ColumnSpec(
-        Col.ERROR_RATE, _F, "fraction", "failed / issued requests (0..1)", "lower", "requests"
-    ),
+    DERIVED[Col.ERROR_RATE],
     ColumnSpec(Col.DURATION, _F, "s", "benchmark duration", None, "requests"),
     ColumnSpec(
         Col.TOTAL_INPUT_TOKENS,
@@ -258,22 +260,8 @@ MEASURED_COLUMNS: tuple[ColumnSpec, ...] = (
         None,
         "spec_measured",
     ),
-    ColumnSpec(
-        Col.AL_MEASURED,
-        _F,
-        "tokens/step",
-        "measured acceptance length = 1 + accepted / drafts",
-        "higher",
-        "spec_measured",
-    ),
-    ColumnSpec(
-        Col.DRAFT_ACCEPTANCE_RATE,
-        _F,
-        "fraction",
-        "accepted / draft tokens",
-        "higher",
-        "spec_measured",
-    ),
+    DERIVED[Col.AL_MEASURED],
+    DERIVED[Col.DRAFT_ACCEPTANCE_RATE],
     ColumnSpec(
         Col.ACCEPT_RATE_PER_POS,
         pa.list_(_F),

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from ingest.contract.col import Better, Col, ColumnSpec
 from ingest.contract.columns import COLUMNS
+from ingest.contract.derived import extra_metrics
 
 __all__ = [
     "ARM_KEY",
@@ -38,8 +39,10 @@ __all__ = [
     "empty_points",
     "header",
     "metric_columns",
+    "point_specs",
     "polars_schema",
     "server_flag_items",
+    "spec_of",
     "unit",
 ]
 
@@ -48,8 +51,23 @@ _I = pa.int64()
 _F = pa.float64()
 _B = pa.bool_()
 
-SPECS: dict[Col, ColumnSpec] = {spec.name: spec for spec in COLUMNS}
-POINTS_SCHEMA: pa.Schema = pa.schema([pa.field(s.name.value, s.dtype) for s in COLUMNS])
+SPECS: dict[str, ColumnSpec] = {spec.name: spec for spec in COLUMNS}
+POINTS_SCHEMA: pa.Schema = pa.schema([pa.field(str(s.name), s.dtype) for s in COLUMNS])
+
+
+def point_specs() -> tuple[ColumnSpec, ...]:
+    """The points table's columns: the stored ones, then derived metrics declared beyond them
+    (`ingest.contract.derived.register`)."""
+    return (*COLUMNS, *(m.spec for m in extra_metrics()))
+
+
+def spec_of(col: str) -> ColumnSpec | None:
+    """The declaration of a points column (None when there is none)."""
+    spec = SPECS.get(col)
+    if spec is not None:
+        return spec
+    return next((m.spec for m in extra_metrics() if m.name == col), None)
+
 
 # The canonical configuration key: everything about the configuration except the load and the
 # run, every value in its canonical form (`ingest.normalize.canonical`: the model key in
@@ -215,25 +233,25 @@ def better(col: str) -> Better:
     Raises:
         ValueError: when the column is unknown or has no direction (it is not a metric).
     """
-    try:
-        spec = SPECS[Col(col)]
-    except ValueError as exc:
-        raise ValueError(
-            f"unknown column {col!r}; see docs/schema.md for the metric names"
-        ) from exc
+    spec = spec_of(col)
+    if spec is None:
+        raise ValueError(f"unknown column {col!r}; see docs/schema.md for the metric names")
     if spec.better is None:
         raise ValueError(f"column {col!r} is not a metric with a better direction")
     return spec.better
 
 
-def metric_columns() -> list[Col]:
+def metric_columns() -> list[Col | str]:
     """Columns that have a better direction (usable as Pareto axes)."""
-    return [s.name for s in COLUMNS if s.better is not None]
+    return [s.name for s in point_specs() if s.better is not None]
 
 
 def unit(col: str) -> str:
     """Unit of a canonical column ('' when dimensionless)."""
-    return SPECS[Col(col)].unit
+    spec = spec_of(col)
+    if spec is None:
+        raise ValueError(f"unknown column {col!r}; see docs/schema.md for the column names")
+    return spec.unit
 
 
 def header(col: str) -> str:
@@ -243,8 +261,13 @@ def header(col: str) -> str:
 
 
 def polars_schema() -> pl.Schema:
-    """The points schema as polars dtypes."""
-    return empty_points().schema
+    """The points schema as polars dtypes, declared derived metrics included."""
+    schema = empty_points().schema
+    for m in extra_metrics():
+        empty = pl.from_arrow(pa.schema([pa.field(m.name, m.spec.dtype)]).empty_table())
+        assert isinstance(empty, pl.DataFrame)
+        schema[m.name] = empty.schema[m.name]
+    return schema
 
 
 def empty_points() -> pl.DataFrame:

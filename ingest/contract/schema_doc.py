@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ingest.contract.columns import COLUMNS
 from ingest.contract.evals_schema import EVAL_DESCRIPTIONS, EVAL_IDENTITY, EVALS_SCHEMA
 from ingest.contract.schema import (
     ARM_KEY,
@@ -25,6 +24,7 @@ from ingest.contract.schema import (
     RejectCol,
     RunCol,
     SeriesCol,
+    point_specs,
 )
 from ingest.normalize.canonical import (
     FRAMEWORK_ALIASES,
@@ -146,9 +146,9 @@ def render() -> str:
         "| column | type | unit | better | group | meaning |",
         "|---|---|---|---|---|---|",
     ]
-    for s in COLUMNS:
+    for s in point_specs():
         lines.append(
-            f"| `{s.name.value}` | {s.dtype} | {s.unit or '-'} | {s.better or '-'} | {s.group} | {_cell(s.description)} |"
+            f"| `{s.name}` | {s.dtype} | {s.unit or '-'} | {s.better or '-'} | {s.group} | {_cell(s.description)} |"
         )
     lines.append("")
     lines += _identity()

@@ -15,13 +15,14 @@ from typing import Any
 import polars as pl
 
 from ingest.contract.col import Col
+from ingest.contract.derived import extra_metrics
+from ingest.contract.schema import polars_schema
 from ingest.errors import SchemaError
 from ingest.normalize.derive import FLAGGED, POLARS, plan
 from ingest.normalize.ids import canonical_columns, hw_pair, identify
 from ingest.normalize.row import normalize
 from ingest.normalize.values import KIND, NAMES, clean_column
 
-_ORDER: tuple[str, ...] = tuple(POLARS)
 # Set by the pipeline or derived here last; a reader that sets one takes the one-row path.
 NOT_FROM_READERS = frozenset(
     str(c)
@@ -36,7 +37,13 @@ NOT_FROM_READERS = frozenset(
         Col.POINT_ID,
     )
 )
-_NULLS: dict[str, pl.Expr] = {c: pl.lit(None, dtype=t).alias(c) for c, t in POLARS.items()}
+
+
+def _nulls(schema: pl.Schema) -> dict[str, pl.Expr]:
+    return {c: pl.lit(None, dtype=t).alias(c) for c, t in schema.items()}
+
+
+_NULLS = _nulls(POLARS)
 _INDEX = "__row"
 
 
@@ -86,8 +93,12 @@ def normalize_batch(
         for each refused row the `SchemaError` that `normalize` raises for it.
     """
     n = len(partials)
+    # The points schema, with any derived metric declared beyond the stored columns.
+    schema = polars_schema() if extra_metrics() else POLARS
+    order = tuple(schema)
+    nulls = _NULLS if schema is POLARS else _nulls(schema)
     if not n:
-        return Batch(pl.DataFrame(schema=POLARS), [])
+        return Batch(pl.DataFrame(schema=schema), [])
     flagged: set[int] = set()
     data: dict[str, list[Any]] = {}
     for key, vals in _columns(partials):
@@ -122,7 +133,7 @@ def normalize_batch(
     work = (
         pl.DataFrame(columns)
         .with_row_index(_INDEX)
-        .with_columns(_NULLS[c] for c in sorted(plan_.live - have))
+        .with_columns(nulls[c] for c in sorted(plan_.live - have))
     )
     have |= plan_.live | {_INDEX, FLAGGED}
     for stage in plan_.stages:
@@ -132,7 +143,7 @@ def normalize_batch(
             (pl.col(FLAGGED) | pl.col(_INDEX).is_in(sorted(flagged))).alias(FLAGGED)
         )
     out_frame = work.with_columns(plan_.violations.alias(FLAGGED)).select(
-        pl.col(c) if c in have else _NULLS[c] for c in (*_ORDER, _INDEX, FLAGGED)
+        pl.col(c) if c in have else nulls[c] for c in (*order, _INDEX, FLAGGED)
     )
     flags = out_frame.get_column(FLAGGED)
     slow = out_frame.filter(flags).get_column(_INDEX).to_list() if flags.any() else []
@@ -158,7 +169,7 @@ def normalize_batch(
         index.append(i)
         point_ids[i] = row[Col.POINT_ID]
     if rows:
-        by_row = pl.DataFrame(rows, schema=POLARS, strict=False).with_columns(
+        by_row = pl.DataFrame(rows, schema=schema, strict=False).with_columns(
             pl.Series(_INDEX, index, dtype=frame.schema[_INDEX])
         )
         frame = pl.concat([frame, by_row]).sort(_INDEX)

@@ -1,8 +1,11 @@
 """The derived columns: what every row must have that a format may not say.
 
-Each derivation is written twice, its two forms next to each other: `*_row` on one row (Python,
-the one-row path, with Python's integers that never wrap) and `*_batch`, the same rule as polars
-expressions over a batch (the fast path). A row that a batch form cannot derive exactly (an
+A derived metric (a value computed from other columns: error rate, acceptance length, ...) is one
+declaration in `ingest.contract.derived`, whose one formula both paths run (`_metric_row`,
+`_metric_batch`). The fill-ins below (defaults, GPU count, throughputs, interactivity) complete
+columns a format may state itself and are written in two forms next to each other: `*_row` on one
+row (Python, the one-row path, with Python's integers that never wrap) and `*_batch`, the same rule
+as polars expressions over a batch (the fast path). A row that a batch form cannot derive exactly (an
 integer that could leave int64, counters that show speculative decoding) is flagged, and the
 one-row path derives it. `tests/ingest/test_normalize_batch.py` holds the two forms equal: change
 both, or the test fails.
@@ -21,11 +24,12 @@ from typing import Any
 import polars as pl
 
 from ingest.contract.col import STATS, Col
+from ingest.contract.derived import ON_CHANGE, DerivedMetric, derived_metrics
 from ingest.contract.schema import polars_schema
 from ingest.normalize.ids import canonical_columns, hw_pair
 from ingest.normalize.planner import Planner
 from ingest.normalize.rules import rule_flags
-from ingest.normalize.speculative import spec_batch, spec_rates_batch, spec_rates_row, spec_row
+from ingest.normalize.speculative import spec_batch, spec_row
 from ingest.normalize.values import unfinite
 
 Row = dict[str, Any]
@@ -86,8 +90,8 @@ def derive_row(row: Row) -> None:
     _gpus_row(row)
     _throughputs_row(row)
     _intvty_row(row)
-    _error_rate_row(row)
-    spec_rates_row(row)
+    for metric in derived_metrics():
+        _metric_row(metric, row)
     spec_row(row)
 
 
@@ -101,8 +105,7 @@ def plan(present: frozenset[str]) -> Plan:
     # These four read nothing another of them writes: one stage.
     p.stages.append([])
     _intvty_batch(p)
-    _error_rate_batch(p)
-    spec_rates_batch(p)
+    _metrics_batch(p)
     spec_batch(p)
     live = frozenset(p.live)
     checks = [pl.col(FLAGGED), *p.flags, *rule_flags(live)]
@@ -112,6 +115,10 @@ def plan(present: frozenset[str]) -> Plan:
     # Unknown (null) counts as a violation: the row path then decides.
     violations = pl.any_horizontal(checks).fill_null(True)
     return Plan(tuple(tuple(s) for s in p.stages if s), violations, live)
+
+
+# A newly declared derived metric changes the plans.
+ON_CHANGE.append(plan.cache_clear)
 
 
 # ---- defaults: what InferenceX assumes when a file does not say it ----------------------------
@@ -301,36 +308,44 @@ def _intvty_batch(p: Planner) -> None:
         p.live.add(str(Col.INTVTY_DEFINITION))
 
 
-# ---- error rate: 1 - successful / issued (agentic rows state their own) -----------------------
+# ---- the derived metrics (`ingest.contract.derived`): one formula, on a row or on a batch ----
 
 
-def _error_rate_row(row: Row) -> None:
-    issued, ok = row.get(Col.NUM_REQUESTS_TOTAL), row.get(Col.NUM_REQUESTS_SUCCESSFUL)
-    if (
-        row.get(Col.ERROR_RATE) is None
-        and row.get(Col.SCENARIO) != "agentic-coding"
-        and isinstance(issued, int | float)
-        and issued
-        and ok is not None
-    ):
-        row[Col.ERROR_RATE] = max(0.0, 1.0 - float(ok) / float(issued))
-
-
-def _error_rate_batch(p: Planner) -> None:
-    if not p.has(Col.NUM_REQUESTS_TOTAL, Col.NUM_REQUESTS_SUCCESSFUL):
+def _metric_row(metric: DerivedMetric, row: Row) -> None:
+    name = metric.name
+    if row.get(name) is not None:
         return
-    issued, ok = col(Col.NUM_REQUESTS_TOTAL), col(Col.NUM_REQUESTS_SUCCESSFUL)
-    failed = 1.0 - ok.cast(pl.Float64) / issued.cast(pl.Float64)
-    p.stages[-1].append(
-        pl.when(
-            col(Col.ERROR_RATE).is_null()
-            & (col(Col.SCENARIO) != "agentic-coding")
-            & issued.is_not_null()
-            & (issued != 0)
-            & ok.is_not_null()
-        )
-        .then(pl.when(failed > 0.0).then(failed).otherwise(0.0))
-        .otherwise(col(Col.ERROR_RATE))
-        .alias(str(Col.ERROR_RATE))
-    )
-    p.live.add(str(Col.ERROR_RATE))
+    values = {c: row.get(c) for c in metric.inputs}
+    if any(v is None for v in values.values()):
+        row.setdefault(name, None)
+        return
+
+    def get(c: str) -> Any:
+        v = values[c]
+        return float(v) if isinstance(v, int | float) else v
+
+    if metric.applies is not None and not metric.applies(get):
+        row.setdefault(name, None)
+        return
+    value = metric.formula(get)
+    row[name] = value if metric.floor is None else max(metric.floor, value)
+
+
+def _metrics_batch(p: Planner) -> None:
+    """The derived metrics, each in the first stage after the stages writing its inputs (the
+    built-in ones read nothing the interactivity stage writes: they join it)."""
+    written = {str(e.meta.output_name()) for e in p.stages[-1]}
+    for metric in derived_metrics():
+        if not p.has(*metric.inputs):
+            continue
+        if written & set(metric.inputs):
+            p.stages.append([])
+            written = set()
+        p.stages[-1].append(_metric_expr(metric))
+        written.add(metric.name)
+        p.live.add(metric.name)
+
+
+def _metric_expr(metric: DerivedMetric) -> pl.Expr:
+    schema = POLARS if all(c in POLARS for c in metric.inputs) else polars_schema()
+    return metric.expr({c for c in metric.inputs if schema[c].is_numeric()})

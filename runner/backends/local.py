@@ -75,9 +75,14 @@ class LocalBackend(CommandBackend):
             if p.state in never_started
         }
 
-    def _start(self, job: JobRecord, pending: dict[str, PointUpdate]) -> dict[str, PointUpdate]:
-        """Start queued points (plan order) while fewer than max_parallel run."""
+    def max_parallel(self, job: JobRecord) -> int:
+        """How many points of the job run at once."""
         assert job.plan.commands is not None
+        return job.plan.commands.max_parallel
+
+    def _start(self, job: JobRecord, pending: dict[str, PointUpdate]) -> dict[str, PointUpdate]:
+        """Start queued points (plan order) while fewer than `max_parallel` run."""
+        limit = self.max_parallel(job)
         states = {
             p.point_id: pending[p.point_id].state if p.point_id in pending else p.state
             for p in job.points
@@ -85,7 +90,7 @@ class LocalBackend(CommandBackend):
         running = sum(1 for s in states.values() if s == PointState.RUNNING)
         started: dict[str, PointUpdate] = {}
         for p in job.points:
-            if running >= job.plan.commands.max_parallel or job.cancel_requested:
+            if running >= limit or job.cancel_requested:
                 break
             if states[p.point_id] != PointState.QUEUED:
                 continue

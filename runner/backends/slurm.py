@@ -12,7 +12,8 @@ When Slurm ends a task (time limit, node failure, memory limit, an outside ``sca
 executor gets SIGTERM and writes a "stopped" outcome, or nothing if it was killed outright; the
 point's final state then comes from Slurm's state and reason (docs/runner.md lists them).
 
-With ``cluster: local`` submitit runs the same executor as local processes instead.
+With ``cluster: local`` the local backend runs the same executor as local processes instead,
+`array_parallelism` at once (for trying a plan without a cluster, and for the runner's tests).
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from runner import slurmctl
-from runner.backends.base import PointUpdate, outcome_update
-from runner.backends.slurm_local import SubmititLocal
+from runner.backends.base import BackendContext, CommandBackend, PointUpdate, outcome_update
+from runner.backends.local import LocalBackend
 from runner.errors import PlanError
 from runner.execute import Outcome, read_outcome
 from runner.jobs import JobRecord, PointRecord, PointState, now
@@ -62,12 +63,32 @@ _OPTIONAL = (
 _MEMORY_KILL = ("exceeded memory limit", "exceeded job memory limit", "oom-kill", "out of memory")
 
 
-class SlurmBackend(SubmititLocal):
-    """Points as a Slurm job array (sbatch), or as submitit local jobs with ``cluster: local``
-    (runner/backends/slurm_local.py)."""
+class _LocalCluster(LocalBackend):
+    """``cluster: local``: the local backend, `slurm.array_parallelism` points at once."""
+
+    def max_parallel(self, job: JobRecord) -> int:
+        opts = job.plan.slurm
+        assert opts is not None, "plan.require() checks this before launch"
+        return opts.array_parallelism
+
+
+class SlurmBackend(CommandBackend):
+    """Points as a Slurm job array (sbatch), or as local processes with ``cluster: local``."""
 
     name = "slurm"
     poll_interval_s: ClassVar[float] = 2.0
+
+    def __init__(self, ctx: BackendContext) -> None:
+        super().__init__(ctx)
+        self._local = _LocalCluster(ctx)
+
+    def _opts(self, job: JobRecord) -> SlurmOptions:
+        opts = job.plan.slurm
+        assert opts is not None, "plan.require() checks this before launch"
+        return opts
+
+    def close(self) -> None:
+        self._local.close()
 
     # ---- checks before a job is recorded -------------------------------------------------------
     @classmethod
@@ -101,12 +122,12 @@ class SlurmBackend(SubmititLocal):
 
     # ---- submit --------------------------------------------------------------------------------
     def submit(self, job: JobRecord) -> dict[str, PointUpdate]:
+        opts = self._opts(job)
+        if opts.cluster == "local":
+            return self._local.submit(job)
         pending = [p for p in job.points if p.state == PointState.PENDING]
         if not pending or job.cancel_requested:
             return {}
-        opts = self._opts(job)
-        if opts.cluster == "local":
-            return self._submit_local(job, pending)
         updates = self._adopt(job)
         pending = [p for p in pending if p.point_id not in updates]
         if pending:
@@ -187,16 +208,12 @@ class SlurmBackend(SubmititLocal):
 
     # ---- status --------------------------------------------------------------------------------
     def status(self, job: JobRecord) -> dict[str, PointUpdate]:
+        if self._opts(job).cluster == "local":
+            return self._local.status(job)
         live = [p for p in job.points if p.state in (PointState.QUEUED, PointState.RUNNING)]
         if not live:
             return {}
         updates: dict[str, PointUpdate] = {}
-        if self._opts(job).cluster == "local":
-            for p in live:
-                update = self._observe_local(job, p)
-                if update is not None:
-                    updates[p.point_id] = update
-            return updates
         try:
             slurm = slurmctl.states(p.handle["slurm_array_id"] for p in live if _array_of(p))
         except slurmctl.SlurmUnavailable as exc:
@@ -282,17 +299,15 @@ class SlurmBackend(SubmititLocal):
     # ---- cancel --------------------------------------------------------------------------------
     def cancel(self, job: JobRecord) -> dict[str, PointUpdate]:
         if self._opts(job).cluster == "local":
-            self._cancel_local(job)
-        else:
-            # scancel first: Slurm sends SIGTERM to every process of a running task (the
-            # executor stops its groups and writes a cancelled outcome) and SIGKILL only after
-            # KillWait; pending tasks never start. Then the stop flags, for a task that is
-            # starting right now.
-            self._adopt(job)
-            ids = {a["job_id"] for a in self._arrays(job) if a.get("job_id")}
-            slurmctl.cancel(ids)
-            self._note(job, f"scancel {' '.join(sorted(ids))}")
-            self.stop_points(job)
+            return self._local.cancel(job)
+        # scancel first: Slurm sends SIGTERM to every process of a running task (the executor
+        # stops its groups and writes a cancelled outcome) and SIGKILL only after KillWait;
+        # pending tasks never start. Then the stop flags, for a task that is starting right now.
+        self._adopt(job)
+        ids = {a["job_id"] for a in self._arrays(job) if a.get("job_id")}
+        slurmctl.cancel(ids)
+        self._note(job, f"scancel {' '.join(sorted(ids))}")
+        self.stop_points(job)
         # A job cancelled while queued never runs; a running one writes a cancelled outcome.
         return {
             p.point_id: PointUpdate(

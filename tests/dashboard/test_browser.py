@@ -271,3 +271,19 @@ def test_the_launch_panel_says_queued_at_once_then_the_jobs_progress(
         assert "0/3 points done" in result
         assert driver.find_element(By.ID, "launch-status").text == ""
     assert console_errors(driver) == []
+
+
+def test_the_layout_request_names_its_page_and_reuses_the_preload(
+    driver: Any, live_url: str
+) -> None:
+    """The page's layout request carries its page (`?page=`, not only the Referer) with the
+    same URL as the page's preload link, so the browser asks for the layout once."""
+    console_errors(driver)
+    open_page(driver, f"{live_url}/inference?unofficialRun=dsr1")
+    assert wait_chart(driver) == 44
+    asked = driver.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+        ".filter(n => n.indexOf('_dash-layout') >= 0);"
+    )
+    assert asked == [f"{live_url}/_dash-layout?page=%2Finference%3FunofficialRun%3Ddsr1"]
+    assert console_errors(driver) == []

@@ -63,11 +63,13 @@ def test_views_that_differ_only_in_at_ab_or_x2_share_the_main_analysis(source: D
 def test_the_page_preloads_its_layout_dependencies_and_chart_chunks(client: Any) -> None:
     run = client.get("/inference?unofficialRun=dsr1").get_data(as_text=True)
     head = run.split("</head>")[0]
-    for route in ("_dash-layout", "_dash-dependencies"):
-        assert f'<link rel="preload" href="/{route}" as="fetch" crossorigin="anonymous">' in head
+    # the layout request names its page (assets/00-layout-page.js encodes it the same way)
+    layout = "/_dash-layout?page=%2Finference%3FunofficialRun%3Ddsr1"
+    for href in (layout, "/_dash-dependencies"):
+        assert f'<link rel="preload" href="{href}" as="fetch" crossorigin="anonymous">' in head
     assert 'href="/_dash-component-suites/dash/dcc/async-graph.js" as="script"' in head
     index = client.get("/").get_data(as_text=True)
-    assert 'href="/_dash-layout"' in index and "async-graph.js" not in index
+    assert 'href="/_dash-layout?page=%2F"' in index and "async-graph.js" not in index
 
 
 def _get(client: Any, path: str, **headers: str) -> tuple[int, dict[str, str], bytes]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dashboard.app import render
+from dashboard.app import layout_url, render
 from dashboard.context import AppContext
 
 from .test_callbacks import _text
@@ -40,6 +40,22 @@ def test_the_run_page_has_its_first_chart_in_the_initial_layout(client: Any) -> 
 def test_without_a_referer_the_shell_routes_itself(client: Any) -> None:
     assert "route-location" in _ids(_layout(client, None), set())
     assert "route-location" not in _ids(_layout(client, "/"), set())
+
+
+def test_a_layout_request_that_names_its_page_needs_no_referer(client: Any) -> None:
+    resp = client.get(layout_url("/inference?unofficialRun=dsr1"))
+    assert resp.status_code == 200
+    ids = _ids(json.loads(resp.get_data(as_text=True)), set())
+    assert {"main-chart", "second-chart", "detail", "notes"} <= ids
+    assert "route-location" not in ids
+    # the name in the request wins over a Referer naming another page
+    resp = client.get(layout_url("/jobs"), headers={"Referer": "http://localhost/compare"})
+    assert "No jobs yet" in resp.get_data(as_text=True)
+    # a page of another site is no page here: the shell routes itself
+    resp = client.get(layout_url("http://evil.example/inference?unofficialRun=dsr1"))
+    assert "route-location" in _ids(json.loads(resp.get_data(as_text=True)), set())
+    # a page over the length limits: the request itself is over them
+    assert client.get(layout_url("/inference?unofficialRun=" + "x" * 9000)).status_code == 414
 
 
 def test_run_banner_shows_metadata_and_rejects(ctx: AppContext) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from analysis.cost import CLASS_TITLES, COST_COLUMNS
 from analysis.cost import LABELS as COST_LABELS
 from ingest.contract.col import Col
+from ingest.contract.derived import derived_metrics
 
 # Axis choices: (column, menu label). Units come from the schema when drawn.
 Y_CHOICES: tuple[tuple[Col, str], ...] = (
@@ -22,6 +23,14 @@ Y_CHOICES: tuple[tuple[Col, str], ...] = (
 Y_CHOICES += tuple((col, COST_LABELS[col]) for col in COST_COLUMNS)
 # Issue 27: the measured energy per token of points with GPU telemetry (gpu_metrics.csv).
 Y_CHOICES += ((Col.MEASURED_JOULES_PER_TOKEN, "Measured J/token (GPU telemetry)"),)
+
+
+def y_choices() -> tuple[tuple[Col | str, str], ...]:
+    """The y-axis menu: `Y_CHOICES`, then every derived metric declared with a menu label
+    (`ingest.contract.derived`)."""
+    return (*Y_CHOICES, *((m.spec.name, m.label) for m in derived_metrics() if m.label))
+
+
 X_CHOICES: tuple[tuple[Col, str], ...] = (
     (Col.MEDIAN_INTVTY, "Interactivity, median"),
     (Col.P90_INTVTY, "Interactivity, p90 (slow tail)"),

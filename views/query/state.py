@@ -34,7 +34,7 @@ from views.query.choices import (
     TOGGLES,
     X2_CHOICES,
     X_CHOICES,
-    Y_CHOICES,
+    y_choices,
 )
 from views.query.viewmodel import RawQuery, View, one_of, parse_query, split_values
 
@@ -64,7 +64,7 @@ def _ids(values: tuple[str, ...]) -> tuple[str, ...]:
     return values
 
 
-YAxis = Annotated[str, one_of(Y_CHOICES)]
+YAxis = Annotated[str, one_of(y_choices)]
 XAxis = Annotated[str, one_of(X_CHOICES)]
 X2Axis = Annotated[str, one_of(X2_CHOICES)]
 AbAxis = Annotated[str, one_of(AB_CHOICES)]

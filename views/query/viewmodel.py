@@ -5,20 +5,26 @@ back (defaults left out). The page models themselves are in `views.query.state`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Self
 from urllib.parse import parse_qs, urlencode
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
+from ingest.contract.derived import ON_CHANGE
+
 RawQuery = Mapping[str, Sequence[str]]
 
 
-def one_of(choices: Iterable[tuple[object, str]]) -> AfterValidator:
-    """A validator that accepts only the values of a choice list."""
-    allowed = [str(c) for c, _ in choices]
+def one_of(
+    choices: Iterable[tuple[object, str]] | Callable[[], Iterable[tuple[object, str]]],
+) -> AfterValidator:
+    """A validator that accepts only the values of a choice list (or of the list a function
+    gives when a value is checked)."""
+    fixed = None if callable(choices) else [str(c) for c, _ in choices]
 
     def check(v: str) -> str:
+        allowed = fixed if fixed is not None else [str(c) for c, _ in choices()]  # type: ignore[operator]
         if v not in allowed:
             raise ValueError(f"expected one of {', '.join(allowed)}")
         return v
@@ -142,3 +148,8 @@ class View(BaseModel):
 def _parsed(cls: type[View], query: str) -> tuple[View, tuple[str, ...]]:
     view, notes = cls._parse(parse_query(query))
     return view, tuple(notes)
+
+
+# The y-axis choices follow the declared derived metrics: a view parsed before one was declared
+# (or removed) is parsed again.
+ON_CHANGE.append(_parsed.cache_clear)
