@@ -38,6 +38,7 @@ SUITES: tuple[tuple[str, str, str], ...] = (
     ("browser", "benchmarks.suite_browser", "Dashboard in headless chromium"),
     ("load", "benchmarks.suite_load", "Dashboard under 50 users (load)"),
     ("growth", "benchmarks.suite_growth", "Cost growth"),
+    ("team", "benchmarks.suite_team", "Team scale"),
 )
 HERE = Path(__file__).resolve().parent
 BENCH_GROUP = ("pandas", "paretoset")

@@ -430,6 +430,13 @@ class Store:
             },
         )
 
+    def vacuum(self, retention_hours: int = delta.RETENTION_HOURS, dry_run: bool = True) -> list[str]:
+        """The data files no version of the last `retention_hours` reads: listed, and deleted
+        unless `dry_run` (the rows the store reads are the same before and after)."""
+        self.snapshot()  # refuses a store in the old layout
+        meta = {delta.META_ACTION: "vacuum", delta.META_RUNS: "[]", delta.META_SOURCE: ""}
+        return delta.vacuum(self.uri, retention_hours, dry_run, meta)
+
     def log(self, limit: int | None = None) -> list[delta.Commit]:
         """The store's commits, newest first."""
         self.snapshot()  # refuses a store in the old layout
