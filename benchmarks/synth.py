@@ -39,8 +39,7 @@ import polars as pl
 import pyarrow as pa
 
 from ingest.contract.col import Col
-from ingest.contract.schema import POINTS_SCHEMA
-from ingest.contract.schema import RunCol
+from ingest.contract.schema import POINTS_SCHEMA, RunCol
 from ingest.frames import conform_frame
 from ingest.normalize.ids import arm_id, arm_label
 
@@ -68,6 +67,7 @@ SEQ_LENS: tuple[tuple[int, int], ...] = ((1024, 1024), (8192, 1024), (1024, 8192
 TP_CHOICES = (2, 4, 8)
 EP_CHOICES = (1, 8)
 SPEC_CHOICES = ("none", "mtp")
+COMMIT_RUNS = 100  # runs per commit of `write_store`
 STATS_SHIFT = {"mean": 1.0, "median": 1.0, "p90": 1.12, "p99": 1.35, "p99.9": 1.5}
 
 
@@ -198,15 +198,14 @@ def _hex_ids(rng: np.random.Generator, n: int, chars: int) -> list[str]:
     return [blob[i : i + chars] for i in range(0, len(blob), step)]
 
 
-def synth_points(spec: SynthSpec, arms: pl.DataFrame | None = None) -> pl.DataFrame:
+def synth_points(spec: SynthSpec, arm_table: pl.DataFrame | None = None) -> pl.DataFrame:
     """A frame of canonical points (exactly `POINTS_SCHEMA`) following the documented model.
 
-    `arms`: the arm table to use (its configuration columns and model parameters, as
+    `arm_table`: the arm table to use (its configuration columns and model parameters, as
     `_arm_table` makes it) instead of drawing one from `spec`.
     """
     rng = np.random.default_rng(spec.seed)
-    if arms is None:
-        arms = _arm_table(spec, rng)
+    arms = _arm_table(spec, rng) if arm_table is None else arm_table
     n_arms = arms.height
     lengths = _lengths(spec, arms)
     starts = np.cumsum(lengths) - lengths
@@ -402,15 +401,21 @@ def write_store(
         parts[("runs", rid)] = pa.Table.from_arrays(
             [row[f.name] for f in RUNS_SCHEMA], schema=RUNS_SCHEMA
         )
-    # One commit for the whole store (as many ingests would leave it, without their cost).
-    delta.commit(store.snapshot(), parts, {delta.META_ACTION: "synth", delta.META_RUNS: "[]"})
+    # One commit per `COMMIT_RUNS` runs (as many ingests would leave it, without their cost):
+    # delta-rs holds a writer per partition of a commit, so one commit of thousands of runs
+    # would need tens of GiB.
+    keys = list(parts)
+    step = 2 * COMMIT_RUNS
+    for i in range(0, len(keys), step):
+        chunk = {k: parts[k] for k in keys[i : i + step]}
+        delta.commit(store.snapshot(), chunk, {delta.META_ACTION: "synth", delta.META_RUNS: "[]"})
     return run_ids
 
 
 # ---- a whole history (issue 26, item 5) ---------------------------------------------------------
 
 # Bump when the history generator changes what it writes: the cached stores are keyed on it.
-HISTORY_FORMAT = 1
+HISTORY_FORMAT = 2
 HISTORY_START = datetime(2024, 12, 1, tzinfo=UTC)
 # Precisions a (model, GPU) pair is swept at (InferenceX: fp4 only where the GPU has it).
 FP4_HW = ("b200", "gb200", "mi355x")

@@ -287,6 +287,11 @@ class Store:
 
     def run_ids(self) -> list[str]:
         """Ids of the runs that have a catalog entry."""
+        if self._txn() is None:
+            # A run has a catalog row exactly when its catalog partition has a file (a commit
+            # writes one row per catalog partition, and an emptied partition keeps no file):
+            # the table's log says which, without opening one file per run.
+            return self.snapshot().runs_of("runs")
         return sorted(self.runs().get_column(RunCol.RUN_ID).to_list())
 
     def scan_points(self, run_ids: Sequence[str] | None = None) -> pl.LazyFrame:

@@ -9,6 +9,7 @@ from. The accuracy of each arm in both runs (the store's evals) is joined on by 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property, partial
 
 import polars as pl
@@ -31,9 +32,20 @@ from views.query.state import CompareView
 class CompareData:
     """A base run against a candidate run, for the compare page and its exports."""
 
-    def __init__(self, store: Store, view: CompareView) -> None:
+    def __init__(
+        self,
+        store: Store,
+        view: CompareView,
+        catalog: Callable[[], pl.DataFrame] | None = None,
+        main_read: Callable[[list[str]], pl.DataFrame] | None = None,
+    ) -> None:
+        """`catalog`: the runs catalog (default: read from the store); `main_read`: reads the
+        points of runs for `base=main` (default: `store.points`; the data source's skips runs
+        that cannot hold a baseline point)."""
         self.store = store
         self.view = view
+        self._catalog = catalog or store.runs
+        self._main_read = main_read or store.points
 
     @property
     def is_main(self) -> bool:
@@ -48,7 +60,7 @@ class CompareData:
     @cached_property
     def _main(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         assert self.view.candidate
-        return main_points(self.store.runs(), self.store.points, self.view.candidate)
+        return main_points(self._catalog(), self._main_read, self.view.candidate)
 
     @cached_property
     def points(self) -> pl.DataFrame:
@@ -79,7 +91,7 @@ class CompareData:
         out = []
         if self.is_main:
             stored, base = self._main
-            out.append(main_runs_used(stored, base, self.store.runs()))
+            out.append(main_runs_used(stored, base, self._catalog()))
         cmp = self.comparison
         out += accuracy_notes(cmp.arms, "differs beyond the combined standard error")
         return out
@@ -122,6 +134,6 @@ class CompareData:
             stored, base = self._main
             assert self.view.candidate
             return baseline_markdown(
-                self.comparison, stored, base, self.store.runs(), self.view.candidate
+                self.comparison, stored, base, self._catalog(), self.view.candidate
             )
         return comparison_markdown(self.comparison)

@@ -138,11 +138,10 @@ def history_frame(source: DataSource, view: HistoryView) -> pl.DataFrame:
     columns filled with the view's `hwcost` when the plane reads one)."""
     if not view.arm or view.at is None:
         return arm_history(pl.DataFrame(), pl.DataFrame(), [], 1.0)
-    points = source.store.points()
-    points = points.filter(pl.col(Col.ARM_ID).is_in(list(view.arm)))
+    points = source.arm_points(view.arm)
     if points.height:
         points = source.costs(points, view.hwcost).frame
-    return arm_history(points, source.store.runs(), list(view.arm), view.at, x=view.x, y=view.y)
+    return arm_history(points, source.runs(), list(view.arm), view.at, x=view.x, y=view.y)
 
 
 def history_changelog(
@@ -153,7 +152,7 @@ def history_changelog(
     config key, `ingest.changelog.touches`)."""
     if not frame.height:
         return []
-    points = source.store.points().filter(pl.col(Col.ARM_ID).is_in(list(view.arm)))
+    points = source.arm_points(view.arm)
     keys: dict[str, tuple[str, str]] = {}
     for r in points.unique(Col.ARM_ID, keep="first").iter_rows(named=True):
         key = config_key(r[Col.MODEL_PREFIX], r[Col.PRECISION], r[Col.HW], r[Col.FRAMEWORK])
