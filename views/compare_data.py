@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cached_property, partial
+from typing import TypeVar, cast
 
 import polars as pl
 
@@ -27,6 +28,9 @@ from views.baseline import main_points, main_runs_used
 from views.facets import arm_names, arm_order
 from views.planes import chart_plane
 from views.query.state import CompareView
+
+
+T = TypeVar("T")
 
 
 class CompareData:
@@ -46,6 +50,13 @@ class CompareData:
         self.view = view
         self._catalog = catalog or store.runs
         self._main_read = main_read or store.points
+        self._memo: dict[str, object] = {}
+
+    def memo(self, name: str, make: Callable[[], T]) -> T:
+        """What the page builds from this data (its figure), built once per data."""
+        if name not in self._memo:
+            self._memo[name] = make()
+        return cast(T, self._memo[name])
 
     @property
     def is_main(self) -> bool:

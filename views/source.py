@@ -93,6 +93,10 @@ class DataSource:
             key, lambda: CompareData(self.store, view, catalog=self.runs, main_read=main_read)
         )
 
+    def cached(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        """A value kept for the store's current version under `key` (bounded by the LRU)."""
+        return self._cache.get((*key, self.store.version()), make)
+
     def main_read(self, run_id: str) -> Callable[[list[str]], pl.DataFrame]:
         """Reads the points of some runs for the main-branch baseline of `run_id`, skipping the
         runs that cannot hold a baseline point: `latest_main_baseline` matches hardware,

@@ -129,7 +129,7 @@ def _named(registry: Mapping[str, T], name: str) -> T:
 def history_table(source: DataSource, view: HistoryView) -> Table:
     """The history page's table: the arms' frontier y at x = `at`, run by run (issue 14)."""
     title = f"{view.y} at {view.x} = {view.at:g}, run by run" if view.at else "History"
-    frame = history_frame(source, view)
+    frame: pl.DataFrame = source.cached(("history", view), lambda: history_frame(source, view))
     return Table("history", title, frame, derived_units(frame.columns, view.x, view.y))
 
 

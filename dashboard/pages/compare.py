@@ -25,10 +25,10 @@ from views.unknown_runs import not_found_text, requested_runs
 def compare_figure(data: CompareData) -> Any:
     """The overlay chart of a comparison."""
     v = data.view
-    return compare.compare_figure(
+    return data.memo("figure", lambda: compare.compare_figure(
         data.plane, data.analysis.arm_frontiers, base=data.base_id, candidate=v.candidate or "",
         x=v.x, y=v.y, arm_order=data.arm_order, logx=v.logx, logy=v.logy,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 ENVELOPE_TABLE = "compare-envelope"
