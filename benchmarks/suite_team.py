@@ -127,6 +127,7 @@ def measure_pages(root: Path) -> dict[str, Any]:
         arm = store.points([rid]).get_column(Col.ARM_ID).sort().to_list()[0]
         if arm not in arms:
             arms.append(arm)
+
     def history_path(arm: str) -> str:
         return urls.history(HistoryView(arm=(arm,), at=30.0))
 
@@ -134,11 +135,15 @@ def measure_pages(root: Path) -> dict[str, Any]:
         lambda i: get(history_path(arms[i % len(arms)])), lambda: get(history_path(arms[0]))
     )
     # What the measured pages showed: the history's rows, the compare page's baseline.
-    shown = client.get("/_dash-layout", headers={"Referer": f"http://localhost{history_path(arms[0])}"})
+    shown = client.get(
+        "/_dash-layout", headers={"Referer": f"http://localhost{history_path(arms[0])}"}
+    )
     if b"no run in the store has arm" in shown.data or b"Give the arms" in shown.data:
         raise RuntimeError(f"the history page of {arms[0]} showed no run")
     out["history_rows"] = shown.data.count(b"unofficialRun=")
-    shown = client.get("/_dash-layout", headers={"Referer": f"http://localhost{compare_path(prs[0])}"})
+    shown = client.get(
+        "/_dash-layout", headers={"Referer": f"http://localhost{compare_path(prs[0])}"}
+    )
     if b"main baseline: the latest main-branch result" not in shown.data:
         raise RuntimeError(f"the compare page of {prs[0]} found no main baseline")
     # More distinct run pages until DISTINCT_PAGES pages were served, then the memory.

@@ -464,7 +464,9 @@ def _matrix(spec: HistorySpec, rng: np.random.Generator) -> list[tuple[Any, ...]
                 precisions = ("int4",)
             for precision in precisions:
                 start = int(rng.integers(len(configs)))
-                chosen = [configs[(start + j) % len(configs)] for j in range(spec.configs_per_group)]
+                chosen = [
+                    configs[(start + j) % len(configs)] for j in range(spec.configs_per_group)
+                ]
                 out.append((model, prefix, hw, precision, chosen))
     return out
 

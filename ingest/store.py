@@ -435,7 +435,9 @@ class Store:
             },
         )
 
-    def vacuum(self, retention_hours: int = delta.RETENTION_HOURS, dry_run: bool = True) -> list[str]:
+    def vacuum(
+        self, retention_hours: int = delta.RETENTION_HOURS, dry_run: bool = True
+    ) -> list[str]:
         """The data files no version of the last `retention_hours` reads: listed, and deleted
         unless `dry_run` (the rows the store reads are the same before and after)."""
         self.snapshot()  # refuses a store in the old layout

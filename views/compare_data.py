@@ -29,7 +29,6 @@ from views.facets import arm_names, arm_order
 from views.planes import chart_plane
 from views.query.state import CompareView
 
-
 T = TypeVar("T")
 
 

@@ -7,7 +7,6 @@ Pages and exports take the same query string, so an export link is the page's ow
 from __future__ import annotations
 
 import functools
-
 from urllib.parse import quote, urlsplit
 
 from views.query.state import CompareView, HistoryView, IndexView, JobsView, RunView

@@ -13,7 +13,8 @@ from paretolens.commands.common import StoreOpt, UsageError, guard
 from paretolens.settings import load_settings
 
 store_app = typer.Typer(
-    help="The store's commits, undo to a version, vacuum old files, upgrade an old store.", no_args_is_help=True
+    help="The store's commits, undo to a version, vacuum old files, upgrade an old store.",
+    no_args_is_help=True,
 )
 
 
@@ -65,7 +66,9 @@ def vacuum(
             "versions keeps working)",
         ),
     ] = 168,  # ingest.lake.delta.RETENTION_HOURS (not imported: start-up stays short)
-    yes: Annotated[bool, typer.Option("--yes", help="delete the files (default: list them)")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="delete the files (default: list them)")
+    ] = False,
     store: StoreOpt = None,
 ) -> None:
     """List the data files that replaced or deleted runs left behind and no version of the last

@@ -53,6 +53,7 @@ def test_vacuum_deletes_the_files_a_replaced_run_left_and_the_rows_stay(tmp_path
     # The run ingested again with all three files: its partitions get new files.
     assert _run("ingest", str(AGG), "--run-id", "r1", "--store", str(root))[0] == 0
     table = root / "delta"
+
     def paths(dt: DeltaTable) -> set[str]:
         return {str(Path(u.removeprefix("file://")).relative_to(table)) for u in dt.file_uris()}
 
