@@ -112,7 +112,8 @@ def compare_table(data: CompareData, name: str) -> Table:
     Raises:
         KeyError: for an unknown name, listing the known ones.
     """
-    return _named(COMPARE_TABLES, name)(data)
+    make = _named(COMPARE_TABLES, name)
+    return data.memo(f"table:{name}", lambda: make(data))
 
 
 T = TypeVar("T")
