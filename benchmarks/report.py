@@ -110,6 +110,8 @@ def fmt_seconds(seconds: float, unit: str) -> str:
     """Seconds shown in the figure's unit."""
     if unit == "s":
         return f"{seconds:.3f} s"
+    if unit == "MiB":  # a memory figure: its samples are bytes
+        return fmt_bytes(seconds)
     value = seconds * 1000
     return f"{value:.1f} ms" if value < 100 else f"{value:.0f} ms"
 

@@ -39,6 +39,7 @@ SUITES: tuple[tuple[str, str, str], ...] = (
     ("interactive", "benchmarks.suite_interactive", "Interactive first (hover, analysis sizes)"),
     ("load", "benchmarks.suite_load", "Dashboard under 50 users (load)"),
     ("growth", "benchmarks.suite_growth", "Cost growth"),
+    ("team", "benchmarks.suite_team", "Team scale"),
 )
 HERE = Path(__file__).resolve().parent
 BENCH_GROUP = ("pandas", "paretoset")

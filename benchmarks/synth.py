@@ -23,11 +23,14 @@ increasing integers spaced geometrically up to 4 x the ladder length.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +39,7 @@ import polars as pl
 import pyarrow as pa
 
 from ingest.contract.col import Col
-from ingest.contract.schema import POINTS_SCHEMA
+from ingest.contract.schema import POINTS_SCHEMA, RunCol
 from ingest.frames import conform_frame
 from ingest.normalize.ids import arm_id, arm_label
 
@@ -64,6 +67,7 @@ SEQ_LENS: tuple[tuple[int, int], ...] = ((1024, 1024), (8192, 1024), (1024, 8192
 TP_CHOICES = (2, 4, 8)
 EP_CHOICES = (1, 8)
 SPEC_CHOICES = ("none", "mtp")
+COMMIT_RUNS = 100  # runs per commit of `write_store`
 STATS_SHIFT = {"mean": 1.0, "median": 1.0, "p90": 1.12, "p99": 1.35, "p99.9": 1.5}
 
 
@@ -146,7 +150,11 @@ def _arm_table(spec: SynthSpec, rng: np.random.Generator) -> pl.DataFrame:
                 }
             )
         group += 1
-    arms = pl.DataFrame(rows)
+    return _with_params(pl.DataFrame(rows), spec, rng)
+
+
+def _with_params(arms: pl.DataFrame, spec: SynthSpec, rng: np.random.Generator) -> pl.DataFrame:
+    """The arms with their model parameters (the module docstring's model), drawn per arm."""
     n = arms.height
     base = np.where(arms[Col.ISL].to_numpy() >= 8192, 42.0, 66.0)
     base = np.where(arms[Col.OSL].to_numpy() >= 8192, base * 0.9, base)
@@ -190,10 +198,14 @@ def _hex_ids(rng: np.random.Generator, n: int, chars: int) -> list[str]:
     return [blob[i : i + chars] for i in range(0, len(blob), step)]
 
 
-def synth_points(spec: SynthSpec) -> pl.DataFrame:
-    """A frame of canonical points (exactly `POINTS_SCHEMA`) following the documented model."""
+def synth_points(spec: SynthSpec, arm_table: pl.DataFrame | None = None) -> pl.DataFrame:
+    """A frame of canonical points (exactly `POINTS_SCHEMA`) following the documented model.
+
+    `arm_table`: the arm table to use (its configuration columns and model parameters, as
+    `_arm_table` makes it) instead of drawing one from `spec`.
+    """
     rng = np.random.default_rng(spec.seed)
-    arms = _arm_table(spec, rng)
+    arms = _arm_table(spec, rng) if arm_table is None else arm_table
     n_arms = arms.height
     lengths = _lengths(spec, arms)
     starts = np.cumsum(lengths) - lengths
@@ -357,10 +369,12 @@ def runs_spec(n_points: int, points_per_run: int = 500, seed: int = 0) -> SynthS
 # ---- stores ------------------------------------------------------------------------------------
 
 
-def write_store(points: pl.DataFrame, root: Path) -> list[str]:
+def write_store(
+    points: pl.DataFrame, root: Path, catalog: dict[str, dict[str, Any]] | None = None
+) -> list[str]:
     """Write `points` as a paretolens store (the Delta table `ingest.store` writes: each run's
     points and catalog row in their partitions), in one commit rather than one per run.
-    Returns the run ids.
+    `catalog` gives catalog fields (branch, created_at, ...) by run id. Returns the run ids.
     """
     from ingest.contract.schema import RUNS_SCHEMA, RunCol
     from ingest.lake import delta
@@ -382,12 +396,207 @@ def write_store(points: pl.DataFrame, root: Path) -> list[str]:
             [part.height], RUNS_SCHEMA.field(RunCol.POINT_COUNT).type
         )
         row[RunCol.REJECT_COUNT] = pa.array([0], RUNS_SCHEMA.field(RunCol.REJECT_COUNT).type)
+        for key, value in (catalog or {}).get(rid, {}).items():
+            row[key] = pa.array([value], RUNS_SCHEMA.field(key).type)
         parts[("runs", rid)] = pa.Table.from_arrays(
             [row[f.name] for f in RUNS_SCHEMA], schema=RUNS_SCHEMA
         )
-    # One commit for the whole store (as many ingests would leave it, without their cost).
-    delta.commit(store.snapshot(), parts, {delta.META_ACTION: "synth", delta.META_RUNS: "[]"})
+    # One commit per `COMMIT_RUNS` runs (as many ingests would leave it, without their cost):
+    # delta-rs holds a writer per partition of a commit, so one commit of thousands of runs
+    # would need tens of GiB.
+    keys = list(parts)
+    step = 2 * COMMIT_RUNS
+    for i in range(0, len(keys), step):
+        chunk = {k: parts[k] for k in keys[i : i + step]}
+        delta.commit(store.snapshot(), chunk, {delta.META_ACTION: "synth", delta.META_RUNS: "[]"})
     return run_ids
+
+
+# ---- a whole history (issue 26, item 5) ---------------------------------------------------------
+
+# Bump when the history generator changes what it writes: the cached stores are keyed on it.
+HISTORY_FORMAT = 2
+HISTORY_START = datetime(2024, 12, 1, tzinfo=UTC)
+# Precisions a (model, GPU) pair is swept at (InferenceX: fp4 only where the GPU has it).
+FP4_HW = ("b200", "gb200", "mi355x")
+
+
+@dataclass(frozen=True)
+class HistorySpec:
+    """Shape of a synthetic InferenceX history: `n_runs` runs over `days` days, `points_per_run`
+    points each (two sequence-length groups of `configs_per_group` configurations, 9-point
+    concurrency ladders), `main_share` of them on the main branch, the rest on PR branches.
+    """
+
+    n_runs: int = 3_000
+    points_per_run: int = 334
+    days: int = 730
+    configs_per_group: int = 19
+    main_share: float = 0.75
+    seed: int = 26
+
+    @property
+    def n_points(self) -> int:
+        return self.n_runs * self.points_per_run
+
+    def scaled(self, divisor: int) -> HistorySpec:
+        """The same history with `divisor` times fewer runs (the dates still span `days`)."""
+        return HistorySpec(
+            max(2, self.n_runs // divisor), self.points_per_run, self.days,
+            self.configs_per_group, self.main_share, self.seed,
+        )  # fmt: skip
+
+    def key(self) -> str:
+        """What a cached store of this spec is named by (the format version included)."""
+        text = f"{HISTORY_FORMAT}:{self!r}"
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _matrix(spec: HistorySpec, rng: np.random.Generator) -> list[tuple[Any, ...]]:
+    """The sweep matrix: per (model, GPU, precision) a fixed list of configurations, as the
+    nightly InferenceX sweeps keep one search space per model and GPU."""
+    configs = _configs(rng)
+    out = []
+    for model, prefix in MODELS:
+        for hw in HARDWARE:
+            precisions = ("fp4", "fp8") if hw in FP4_HW else ("fp8",)
+            if prefix == "kimik2.5":
+                precisions = ("int4",)
+            for precision in precisions:
+                start = int(rng.integers(len(configs)))
+                chosen = [
+                    configs[(start + j) % len(configs)] for j in range(spec.configs_per_group)
+                ]
+                out.append((model, prefix, hw, precision, chosen))
+    return out
+
+
+def history_arms(spec: HistorySpec) -> tuple[pl.DataFrame, dict[str, dict[str, Any]]]:
+    """(the arm table of every run, the catalog fields of every run by run id).
+
+    Each run sweeps one (model, GPU, precision) slice of the matrix at two sequence lengths; a
+    configuration keeps its model parameters across runs (with 3 % run-to-run noise) and gets
+    faster over the history (software improves: +30 % interactivity over `days`), so `/history`
+    of one configuration is a line with a trend, not noise.
+    """
+    rng = np.random.default_rng(spec.seed)
+    matrix = _matrix(spec, rng)
+    weights = rng.uniform(0.5, 1.5, len(matrix))
+    slices = rng.choice(len(matrix), size=spec.n_runs, p=weights / weights.sum())
+    span = spec.days * 86_400
+    offsets = np.sort(rng.uniform(0, span, spec.n_runs))
+    offsets[-1] = span  # the history spans exactly `days` days
+    offsets[0] = 0
+    on_main = rng.random(spec.n_runs) < spec.main_share
+    rows: list[dict[str, Any]] = []
+    catalog: dict[str, dict[str, Any]] = {}
+    for r in range(spec.n_runs):
+        model, prefix, hw, precision, chosen = matrix[int(slices[r])]
+        rid = str(12_000_000_000 + r * 3_911 + int(rng.integers(3_000)))
+        when = HISTORY_START + timedelta(seconds=float(offsets[r]))
+        branch = "main" if on_main[r] else f"pr-{4_000 + r % 997}-{prefix}-{hw}"
+        catalog[rid] = {
+            RunCol.REPO: "SemiAnalysisAI/InferenceX",
+            RunCol.BRANCH: branch,
+            RunCol.HEAD_SHA: f"{rng.integers(2**62):016x}" * 2 + "abcdef01",
+            RunCol.TITLE: f"{'Nightly' if on_main[r] else 'PR'} sweep {prefix} {hw} {precision}",
+            RunCol.CREATED_AT: when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            RunCol.STATUS: "completed",
+            RunCol.CONCLUSION: "success",
+            RunCol.HTML_URL: f"https://github.com/SemiAnalysisAI/InferenceX/actions/runs/{rid}",
+            RunCol.SOURCE: "github",
+        }
+        for isl, osl in SEQ_LENS[:2]:
+            for fw, tp, ep, sd, dpa in chosen:
+                rows.append(
+                    {
+                        Col.RUN_ID: rid, Col.MODEL: model, Col.MODEL_PREFIX: prefix, Col.HW: hw,
+                        Col.HW_LABEL: HARDWARE[hw][1], Col.PRECISION: precision, Col.ISL: isl,
+                        Col.OSL: osl, Col.FRAMEWORK: fw, Col.TP: tp, Col.EP: ep,
+                        Col.SPEC_DECODING: sd, Col.DP_ATTENTION: dpa, "__t": offsets[r] / span,
+                    }
+                )  # fmt: skip
+    arms = pl.DataFrame(rows)
+    key = [c for c in arms.columns if c not in (Col.RUN_ID, "__t")]
+    # Model parameters drawn once per configuration, then shared by its runs.
+    configs = _with_params(arms.unique(key, maintain_order=True).drop(Col.RUN_ID, "__t"),
+                           SynthSpec(1, 1), rng)  # fmt: skip
+    arms = arms.join(configs, on=key, how="left", maintain_order="left")
+    n = arms.height
+    trend = 1.0 + 0.3 * arms.get_column("__t").to_numpy()
+    arms = arms.with_columns(
+        (pl.col("__i1") * pl.Series(trend * rng.lognormal(0.0, 0.03, n))).alias("__i1"),
+        (pl.col("__ttft0") * pl.Series(rng.lognormal(0.0, 0.03, n))).alias("__ttft0"),
+    ).drop("__t")
+    return arms, catalog
+
+
+def history_points(spec: HistorySpec) -> tuple[pl.DataFrame, dict[str, dict[str, Any]]]:
+    """(the points of the whole history, the catalog fields by run id)."""
+    arms, catalog = history_arms(spec)
+    n_arms = arms.height
+    synth = SynthSpec(
+        n_points=spec.n_points, n_arms=n_arms, arms_per_group=spec.configs_per_group,
+        seed=spec.seed, points_per_run=spec.points_per_run,
+    )  # fmt: skip
+    points = synth_points(synth, arms)
+    stamp = pl.Series(
+        Col.INGESTED_AT,
+        [datetime.strptime(catalog[r][RunCol.CREATED_AT], "%Y-%m-%dT%H:%M:%SZ")
+         .replace(tzinfo=UTC) for r in catalog],
+    )  # fmt: skip
+    when = pl.DataFrame({Col.RUN_ID: list(catalog), "__when": stamp})
+    points = (
+        points.join(when, on=Col.RUN_ID, how="left", maintain_order="left")
+        .with_columns(pl.col("__when").dt.cast_time_unit("us").alias(Col.INGESTED_AT))
+        .drop("__when")
+    )
+    return conform_frame(points), catalog
+
+
+def history_cache_dir() -> Path:
+    """Where generated history stores are kept between benchmark runs."""
+    env = os.environ.get("PARETOLENS_BENCH_CACHE")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "paretolens" / "bench"
+
+
+def history_store(spec: HistorySpec, cache: Path | None = None) -> tuple[Path, list[str]]:
+    """The store of a history (generated once, then reused from the cache by its spec's key).
+
+    Returns:
+        (the store's root, its run ids in date order).
+    """
+    cache = cache or history_cache_dir()
+    root = cache / f"history-{spec.key()}"
+    ids_file = root / "run_ids.json"
+    if not ids_file.exists():
+        tmp = cache / f".history-{spec.key()}-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        points, catalog = history_points(spec)
+        run_ids = write_store(points, tmp, catalog)
+        del points
+        (tmp / "run_ids.json").write_text(json.dumps(run_ids))
+        (tmp / "spec.json").write_text(json.dumps(dataclasses.asdict(spec)))
+        shutil.rmtree(root, ignore_errors=True)
+        os.replace(tmp, root)
+    return root, json.loads(ids_file.read_text())
+
+
+def copy_store(src: Path, dst: Path) -> Path:
+    """A copy of a local store to write into: the Delta log copied, the data files (never
+    rewritten in place) hard-linked, so the cached store stays as generated."""
+
+    def link(s: str, d: str) -> None:
+        if "_delta_log" in Path(s).parts:
+            shutil.copy2(s, d)
+        else:
+            os.link(s, d)
+
+    shutil.copytree(src, dst, copy_function=link)
+    return dst
 
 
 # ---- aggregate JSON files (the InferenceX process_result.py format) ----------------------------

@@ -288,6 +288,11 @@ class Store:
 
     def run_ids(self) -> list[str]:
         """Ids of the runs that have a catalog entry."""
+        if self._txn() is None:
+            # A run has a catalog row exactly when its catalog partition has a file (a commit
+            # writes one row per catalog partition, and an emptied partition keeps no file):
+            # the table's log says which, without opening one file per run.
+            return self.snapshot().runs_of("runs")
         return sorted(self.runs().get_column(RunCol.RUN_ID).to_list())
 
     def scan_points(self, run_ids: Sequence[str] | None = None) -> pl.LazyFrame:
@@ -450,6 +455,15 @@ class Store:
                 delta.META_SOURCE: "",
             },
         )
+
+    def vacuum(
+        self, retention_hours: int = delta.RETENTION_HOURS, dry_run: bool = True
+    ) -> list[str]:
+        """The data files no version of the last `retention_hours` reads: listed, and deleted
+        unless `dry_run` (the rows the store reads are the same before and after)."""
+        self.snapshot()  # refuses a store in the old layout
+        meta = {delta.META_ACTION: "vacuum", delta.META_RUNS: "[]", delta.META_SOURCE: ""}
+        return delta.vacuum(self.uri, retention_hours, dry_run, meta)
 
     def log(self, limit: int | None = None) -> list[delta.Commit]:
         """The store's commits, newest first."""

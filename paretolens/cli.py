@@ -35,7 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "table": ("table_cmds", "Print a table of the web app as its export gives it (same view, same bytes)."),
     "history": ("history_cmds", "One configuration across runs in time: each run's arm frontier read at x = --at (PCHIP\nbetween measured points, never extrapolated), oldest run first."),
     "serve": ("serve_cmds", "Serve the web app and print the URL of a sample run page."),
-    "store": ("store_cmds", "The store's commits, undo to a version, upgrade an old store."),
+    "store": ("store_cmds", "The store's commits, undo to a version, vacuum old files, upgrade an old store."),
     "demo": ("serve_cmds", "Load the bundled sample runs into the store (those it does not have), to try the app."),
     "plan": ("runner_cmds", "Show the plan a source makes: its points with their stable ids (or the plan as YAML/JSON)."),
     "launch": ("runner_cmds", "Launch a plan on a backend; a detached worker runs it, so closing this terminal is safe."),

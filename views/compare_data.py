@@ -9,7 +9,9 @@ from. The accuracy of each arm in both runs (the store's evals) is joined on by 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property, partial
+from typing import TypeVar, cast
 
 import polars as pl
 
@@ -27,13 +29,33 @@ from views.facets import arm_names, arm_order
 from views.planes import chart_plane
 from views.query.state import CompareView
 
+T = TypeVar("T")
+
 
 class CompareData:
     """A base run against a candidate run, for the compare page and its exports."""
 
-    def __init__(self, store: Store, view: CompareView) -> None:
+    def __init__(
+        self,
+        store: Store,
+        view: CompareView,
+        catalog: Callable[[], pl.DataFrame] | None = None,
+        main_read: Callable[[list[str]], pl.DataFrame] | None = None,
+    ) -> None:
+        """`catalog`: the runs catalog (default: read from the store); `main_read`: reads the
+        points of runs for `base=main` (default: `store.points`; the data source's skips runs
+        that cannot hold a baseline point)."""
         self.store = store
         self.view = view
+        self._catalog = catalog or store.runs
+        self._main_read = main_read or store.points
+        self._memo: dict[str, object] = {}
+
+    def memo(self, name: str, make: Callable[[], T]) -> T:
+        """What the page builds from this data (its figure), built once per data."""
+        if name not in self._memo:
+            self._memo[name] = make()
+        return cast(T, self._memo[name])
 
     @property
     def is_main(self) -> bool:
@@ -48,7 +70,7 @@ class CompareData:
     @cached_property
     def _main(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         assert self.view.candidate
-        return main_points(self.store.runs(), self.store.points, self.view.candidate)
+        return main_points(self._catalog(), self._main_read, self.view.candidate)
 
     @cached_property
     def points(self) -> pl.DataFrame:
@@ -79,7 +101,7 @@ class CompareData:
         out = []
         if self.is_main:
             stored, base = self._main
-            out.append(main_runs_used(stored, base, self.store.runs()))
+            out.append(main_runs_used(stored, base, self._catalog()))
         cmp = self.comparison
         out += accuracy_notes(cmp.arms, "differs beyond the combined standard error")
         return out
@@ -122,6 +144,6 @@ class CompareData:
             stored, base = self._main
             assert self.view.candidate
             return baseline_markdown(
-                self.comparison, stored, base, self.store.runs(), self.view.candidate
+                self.comparison, stored, base, self._catalog(), self.view.candidate
             )
         return comparison_markdown(self.comparison)

@@ -19,6 +19,7 @@ import polars as pl
 
 from analysis import tco
 from analysis.acceptance import GoldenTable, check_acceptance
+from analysis.comparison.baseline import MAIN
 from analysis.comparison.deltas import Deltas, compute_deltas
 from analysis.comparison.ranking import rank_at
 from analysis.cost import (
@@ -79,6 +80,8 @@ class Source(Protocol):
     def costs(self, points: pl.DataFrame, hwcost: str) -> Costs: ...
 
     def runs(self) -> pl.DataFrame: ...
+
+    def main_read(self, run_id: str) -> Callable[[list[str]], pl.DataFrame]: ...
 
     def rejects(self) -> pl.DataFrame: ...
 
@@ -166,8 +169,9 @@ class RunData:
             "baseline",
             tuple(getattr(self.view, f) for f in BASELINE_FIELDS),
             store_version(self.source.store, None),
-            evals_version(self.source.store, self.source.store.run_ids()),
+            evals_version(self.source.store, self.view.runs),
         )
+        main = self.view.baseline == MAIN and self.view.runs
         return self.source.parts.get(
             key,
             lambda: build_baseline(
@@ -175,7 +179,7 @@ class RunData:
                 self.points,
                 self.names,
                 self.source.runs(),
-                self.source.store.points,
+                self.source.main_read(self.view.runs[0]) if main else self.source.store.points,
                 self.source.evals,
                 lambda frame: self.source.costs(frame, self.view.hwcost).frame,
             ),

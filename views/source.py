@@ -8,7 +8,7 @@ view (`views.compare_data`). The named tables built from them are in `views.tabl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from views import master_configs
 from views.accuracy import evals_version, run_evals
 from views.cache import LRU, file_version, store_version
 from views.compare_data import CompareData
+from views.partitions import PartitionCache, summary
 from views.query.state import CompareView, RunView
 from views.run_data import (
     CACHE_IGNORED,
@@ -47,6 +48,9 @@ class DataSource:
         self._cache = LRU(32)
         # Parts of RunData shared by views that differ in fields the part does not read.
         self.parts = LRU(128)
+        # Read per run, again only for runs whose files changed (views.partitions).
+        self.catalog_parts = PartitionCache(store, "runs")
+        self.summaries = PartitionCache(store, "points", summary)
 
     @cached_property
     def hardware(self) -> HardwareFile:
@@ -65,7 +69,10 @@ class DataSource:
         return load_golden_tables(self.golden_dir)
 
     def warm(self) -> None:
-        """Run one small analysis so the first page view does not pay for library warm-up."""
+        """Run one small analysis so the first page view does not pay for library warm-up, and
+        read the per-run catalog and configuration summaries (later versions read only the
+        runs that changed)."""
+        self.catalog()
         runs = self.store.run_ids()[:1]
         if runs:
             self.run_data(RunView(runs=tuple(runs))).main_plane  # noqa: B018
@@ -79,9 +86,46 @@ class DataSource:
             "compare",
             view.model_copy(update={"logx": False, "logy": False}),
             store_version(self.store, read),
-            evals_version(self.store, self.store.run_ids() if read is None else runs),
+            evals_version(self.store, runs),
         )
-        return self._cache.get(key, lambda: CompareData(self.store, view))
+        main_read = self.main_read(view.candidate) if read is None and view.candidate else None
+        return self._cache.get(
+            key, lambda: CompareData(self.store, view, catalog=self.runs, main_read=main_read)
+        )
+
+    def cached(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        """A value kept for the store's current version under `key` (bounded by the LRU)."""
+        return self._cache.get((*key, self.store.version()), make)
+
+    def main_read(self, run_id: str) -> Callable[[list[str]], pl.DataFrame]:
+        """Reads the points of some runs for the main-branch baseline of `run_id`, skipping the
+        runs that cannot hold a baseline point: `latest_main_baseline` matches hardware,
+        framework and precision exactly and a model key starting with the run's, so a run with
+        no such configuration (the store's configuration summary says) is not read."""
+        summ = self.summaries.frame()
+        keys = [Col.HW, Col.FRAMEWORK, Col.PRECISION]
+        model_key = pl.col(Col.MODEL_PREFIX).cast(pl.String).str.to_lowercase().str.strip_chars()
+        mine = summ.filter(pl.col(Col.RUN_ID) == run_id)
+        prefixes = mine.select(model_key).to_series().drop_nulls().unique().to_list()
+        same = summ.join(mine.select(keys).unique(), on=keys, how="semi", nulls_equal=True)
+        starts = pl.any_horizontal(
+            [model_key.str.starts_with(p) for p in prefixes] or [pl.lit(False)]
+        )
+        sharing = set(same.filter(starts).get_column(Col.RUN_ID).to_list())
+
+        def read(ids: list[str]) -> pl.DataFrame:
+            return self.store.points([r for r in ids if r == run_id or r in sharing])
+
+        return read
+
+    def arm_points(self, arms: Sequence[str]) -> pl.DataFrame:
+        """The points of some arms in every run (only the runs that have them are read)."""
+
+        def read() -> pl.DataFrame:
+            runs = self.summaries.runs_with(Col.ARM_ID, arms)
+            return self.store.points(runs).filter(pl.col(Col.ARM_ID).is_in(list(arms)))
+
+        return self._cache.get(("arm_points", tuple(arms), self.store.version()), read)
 
     def run_data(self, view: RunView) -> RunData:
         """The (cached) data of a run view."""
@@ -107,7 +151,7 @@ class DataSource:
     def runs(self) -> pl.DataFrame:
         """The store's runs catalog as it is on disk (read again when the file changes)."""
         key = ("runs", self.store.version())
-        return self._cache.get(key, self.store.runs)
+        return self._cache.get(key, lambda: self.catalog_parts.frame().sort(RunCol.RUN_ID))
 
     def rejects(self) -> pl.DataFrame:
         """Every rejected file and row of the store (read again when the file changes)."""
@@ -122,9 +166,11 @@ class DataSource:
     def _catalog(self) -> pl.DataFrame:
         runs = self.runs()
         facet_cols = [Col.MODEL_PREFIX, Col.HW, Col.FRAMEWORK, Col.PRECISION, Col.SCENARIO]
-        per_run = self.store.collect(
-            lambda lf: (
-                lf.select(Col.RUN_ID, Col.MODEL, *facet_cols)
+        per_run = (
+            (
+                self.summaries.frame()
+                .lazy()
+                .select(Col.RUN_ID, Col.MODEL, *facet_cols)
                 .with_columns(
                     # a run whose points name no model prefix is listed by its model's name
                     pl.coalesce(
@@ -136,6 +182,8 @@ class DataSource:
                 .group_by(Col.RUN_ID)
                 .agg([pl.col(c).drop_nulls().unique().sort().str.join(", ") for c in facet_cols])
             )
+            .collect()
+            .rechunk()
         )
         return runs.join(per_run, on=RunCol.RUN_ID, how="left").sort(
             RunCol.CREATED_AT, RunCol.RUN_ID, descending=True, nulls_last=True

@@ -112,7 +112,8 @@ def compare_table(data: CompareData, name: str) -> Table:
     Raises:
         KeyError: for an unknown name, listing the known ones.
     """
-    return _named(COMPARE_TABLES, name)(data)
+    make = _named(COMPARE_TABLES, name)
+    return data.memo(f"table:{name}", lambda: make(data))
 
 
 T = TypeVar("T")
@@ -129,7 +130,7 @@ def _named(registry: Mapping[str, T], name: str) -> T:
 def history_table(source: DataSource, view: HistoryView) -> Table:
     """The history page's table: the arms' frontier y at x = `at`, run by run (issue 14)."""
     title = f"{view.y} at {view.x} = {view.at:g}, run by run" if view.at else "History"
-    frame = history_frame(source, view)
+    frame: pl.DataFrame = source.cached(("history", view), lambda: history_frame(source, view))
     return Table("history", title, frame, derived_units(frame.columns, view.x, view.y))
 
 
@@ -138,11 +139,10 @@ def history_frame(source: DataSource, view: HistoryView) -> pl.DataFrame:
     columns filled with the view's `hwcost` when the plane reads one)."""
     if not view.arm or view.at is None:
         return arm_history(pl.DataFrame(), pl.DataFrame(), [], 1.0)
-    points = source.store.points()
-    points = points.filter(pl.col(Col.ARM_ID).is_in(list(view.arm)))
+    points = source.arm_points(view.arm)
     if points.height:
         points = source.costs(points, view.hwcost).frame
-    return arm_history(points, source.store.runs(), list(view.arm), view.at, x=view.x, y=view.y)
+    return arm_history(points, source.runs(), list(view.arm), view.at, x=view.x, y=view.y)
 
 
 def history_changelog(
@@ -153,7 +153,7 @@ def history_changelog(
     config key, `ingest.changelog.touches`)."""
     if not frame.height:
         return []
-    points = source.store.points().filter(pl.col(Col.ARM_ID).is_in(list(view.arm)))
+    points = source.arm_points(view.arm)
     keys: dict[str, tuple[str, str]] = {}
     for r in points.unique(Col.ARM_ID, keep="first").iter_rows(named=True):
         key = config_key(r[Col.MODEL_PREFIX], r[Col.PRECISION], r[Col.HW], r[Col.FRAMEWORK])

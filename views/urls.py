@@ -6,6 +6,7 @@ Pages and exports take the same query string, so an export link is the page's ow
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import quote, urlsplit
 
 from views.query.state import CompareView, HistoryView, IndexView, JobsView, RunView
@@ -35,8 +36,10 @@ def run(view: RunView) -> str:
     return _with(RUN_PATH, view.query())
 
 
+@functools.lru_cache(maxsize=8192)
 def runs(*run_ids: str) -> str:
-    """The run page of some runs with every other setting at its default."""
+    """The run page of some runs with every other setting at its default (kept: the runs
+    index links each of its thousands of runs on every render)."""
     return run(RunView(runs=tuple(run_ids)))
 
 

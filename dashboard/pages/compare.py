@@ -3,6 +3,7 @@ arm, per-concurrency deltas, unmatched arms and the markdown block for a PR."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from dash import ALL, Dash, Input, Output, State, dcc, html
@@ -25,11 +26,12 @@ from views.unknown_runs import not_found_text, requested_runs
 def compare_figure(data: CompareData) -> Any:
     """The overlay chart of a comparison."""
     v = data.view
-    fig = compare.compare_figure(
+    fig = data.memo("figure", lambda: compare.compare_figure(
         data.plane, data.analysis.arm_frontiers, base=data.base_id, candidate=v.candidate or "",
         x=v.x, y=v.y, arm_order=data.arm_order, logx=v.logx, logy=v.logy,
-    )  # fmt: skip
-    return style.repaint(fig, v.palette)
+    ))  # fmt: skip
+    # The figure is built once per comparison; a palette repaints a copy of it.
+    return fig if v.palette == "okabe" else style.repaint(copy.deepcopy(fig), v.palette)
 
 
 ENVELOPE_TABLE = "compare-envelope"

@@ -329,6 +329,37 @@ def restore(uri: str, version: int, meta: Mapping[str, str]) -> int:
     return dt.version()
 
 
+# How long a replaced or deleted data file is kept before `vacuum` may delete it: Delta Lake's
+# own default (`delta.deletedFileRetentionDuration`, one week). `store undo` can go back to any
+# version that was current within this window, since every file such a version reads is kept.
+RETENTION_HOURS = 168
+
+
+def vacuum(uri: str, retention_hours: int, dry_run: bool, meta: Mapping[str, str]) -> list[str]:
+    """The data files no version within the last `retention_hours` reads (deleted unless
+    `dry_run`), as paths inside the table. A retention under the table's own one
+    (`RETENTION_HOURS` unless the table says otherwise) is taken as given: the caller has said so.
+
+    Raises:
+        ValueError: the store has no table yet, or a negative retention.
+    """
+    from deltalake import CommitProperties
+
+    if retention_hours < 0:
+        raise ValueError(f"the retention must be 0 hours or more, not {retention_hours}")
+    dt = open_table(uri)
+    if dt is None:
+        raise ValueError(f"the store at {uri} has no table yet: there is nothing to vacuum")
+    return sorted(
+        dt.vacuum(
+            retention_hours=retention_hours,
+            dry_run=dry_run,
+            enforce_retention_duration=False,
+            commit_properties=CommitProperties(custom_metadata=dict(meta)),
+        )
+    )
+
+
 def encode_runs(runs: Sequence[str]) -> str:
     """The run ids of a commit as its metadata holds them."""
     return json.dumps(sorted(set(runs)))
@@ -353,4 +384,5 @@ __all__ = [
     "snapshot_of",
     "storage_options",
     "table_uri",
+    "vacuum",
 ]

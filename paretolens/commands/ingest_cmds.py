@@ -12,8 +12,6 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table as RichTable
 
-from analysis.render import FORMATS, Rendering, keep_whole
-from analysis.tables import Table
 from ingest.contract.col import Col
 from ingest.contract.schema import RejectCol, RunCol
 from ingest.defaults import check_defaults
@@ -45,6 +43,9 @@ def _print_report(report: IngestReport, as_json: bool) -> None:
         f"accepted {report.accepted} points, {report.duplicates} duplicates skipped, "
         f"{len(report.rejected)} rejected, {len(report.ignored)} auxiliary files ignored"
     )
+    # Imported here: the analysis package costs an ingest's start-up about 0.3 s otherwise.
+    from analysis.render import keep_whole
+
     if report.rejected:
         t = RichTable("rejected file", "field", "reason", title="Rejected", show_lines=False)
         for r in report.rejected:
@@ -192,6 +193,9 @@ def fetch(
 def _emit(df: pl.DataFrame, fmt: str, output: Path | None) -> None:
     """A store table through the renderer registry: headers without units, JSON as an array of
     rows, floats as stored in the terminal table (which takes the terminal's width now)."""
+    from analysis.render import FORMATS, Rendering
+    from analysis.tables import Table
+
     if FORMATS[fmt].binary and output is None and sys.stdout.isatty():
         raise fail(f"--format {fmt} is binary: give --output FILE or redirect stdout")
     how = Rendering(units=False, shape="rows", digits=None)

@@ -1,5 +1,6 @@
-"""`paretolens store`: the store's history (`log`), going back to a version (`undo`) and
-converting a store written before Delta Lake (`upgrade`)."""
+"""`paretolens store`: the store's history (`log`), going back to a version (`undo`), deleting
+the data files no recent version reads (`vacuum`) and converting a store written before Delta
+Lake (`upgrade`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from paretolens.commands.common import StoreOpt, UsageError, guard
 from paretolens.settings import load_settings
 
 store_app = typer.Typer(
-    help="The store's commits, undo to a version, upgrade an old store.", no_args_is_help=True
+    help="The store's commits, undo to a version, vacuum old files, upgrade an old store.",
+    no_args_is_help=True,
 )
 
 
@@ -52,6 +54,39 @@ def undo(
     with guard():
         new = Store(_root(store)).restore(version)
         print(f"the store holds what it held at version {version} (now version {new})")
+
+
+@store_app.command("vacuum")
+def vacuum(
+    retention_hours: Annotated[
+        int,
+        typer.Option(
+            "--retention-hours",
+            help="keep every file a version of the last N hours reads (`store undo` to those "
+            "versions keeps working)",
+        ),
+    ] = 168,  # ingest.lake.delta.RETENTION_HOURS (not imported: start-up stays short)
+    yes: Annotated[
+        bool, typer.Option("--yes", help="delete the files (default: list them)")
+    ] = False,
+    store: StoreOpt = None,
+) -> None:
+    """List the data files that replaced or deleted runs left behind and no version of the last
+    --retention-hours reads; delete them with --yes. The rows the store reads do not change."""
+    from ingest.store import Store
+
+    with guard():
+        files = Store(_root(store)).vacuum(retention_hours, dry_run=not yes)
+        for f in files:
+            print(f)
+        window = f"the last {retention_hours} hours"
+        if yes:
+            print(f"deleted {len(files)} files; `store undo` reaches the versions of {window}")
+        else:
+            print(
+                f"would delete {len(files)} files (no version of {window} reads them); "
+                "run again with --yes to delete them"
+            )
 
 
 @store_app.command("upgrade")

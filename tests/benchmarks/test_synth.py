@@ -64,3 +64,47 @@ def test_written_store_reads_back(tmp_path: Path) -> None:
     store = Store(tmp_path)
     assert store.run_ids() == sorted(run_ids)
     assert store.points([run_ids[0]]).height == 500
+
+
+def test_a_history_spans_its_days_repeats_configurations_and_is_cached(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from benchmarks.synth import HistorySpec, copy_store, history_points, history_store
+
+    spec = HistorySpec(n_runs=40, days=730, seed=3)
+    points, catalog = history_points(spec)
+    assert points.height == 40 * 334 and len(catalog) == 40
+    assert points.schema == polars_schema()
+    dates = sorted(
+        datetime.strptime(c["created_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        for c in catalog.values()
+    )
+    assert (dates[-1] - dates[0]).days == 730
+    # One sweep slice per run: one model, GPU and precision; 2 x 19 configurations.
+    per_run = points.group_by(Col.RUN_ID).agg(
+        pl.col(Col.MODEL_PREFIX).n_unique(), pl.col(Col.HW).n_unique(),
+        pl.col(Col.PRECISION).n_unique(), pl.col(Col.ARM_ID).n_unique(),
+    )  # fmt: skip
+    assert set(per_run.get_column(Col.MODEL_PREFIX).to_list()) == {1}
+    assert set(per_run.get_column(Col.HW).to_list()) == {1}
+    assert set(per_run.get_column(Col.ARM_ID).to_list()) == {38}
+    assert set(points.get_column(Col.SPEC_DECODING).to_list()) == {"none", "mtp"}
+    # Configurations recur across runs (what /history follows).
+    runs_per_arm = points.group_by(Col.ARM_ID).agg(pl.col(Col.RUN_ID).n_unique())
+    assert runs_per_arm.get_column(Col.RUN_ID).max() > 1
+    branches = [c["branch"] for c in catalog.values()]
+    assert "main" in branches and any(b.startswith("pr-") for b in branches)
+
+    root, ids = history_store(spec, tmp_path / "cache")
+    assert root.name == f"history-{spec.key()}" and sorted(ids) == sorted(catalog)
+    store = Store(root)
+    assert store.run_ids() == sorted(catalog)
+    assert store.runs().get_column("branch").to_list() == [
+        catalog[r]["branch"] for r in sorted(catalog)
+    ]
+    # The cache is reused (same directory, no second write) and a copy leaves it untouched.
+    version = store.version()
+    assert history_store(spec, tmp_path / "cache") == (root, ids)
+    copy = copy_store(root, tmp_path / "copy")
+    Store(copy).delete_run(ids[0])
+    assert Store(root).version() == version and Store(root).run_ids() == sorted(catalog)
