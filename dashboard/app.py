@@ -135,8 +135,11 @@ class _Dash(Dash):
         prefix = self.config.requests_pathname_prefix
         layout = f"{prefix}_dash-layout"
         if flask.has_request_context():  # the URL the page's own layout request will have
+            path = flask.request.path
             query = flask.request.query_string.decode("utf-8", "replace")
-            layout = layout_url(flask.request.path + (f"?{query}" if query else ""), prefix)
+            if (path.rstrip("/") or "/") not in PAGES:
+                query = ""  # no page of the app (a 404): what was typed after `?` is not echoed
+            layout = layout_url(path + (f"?{query}" if query else ""), prefix)
         links = [
             f'<link rel="preload" href="{href}" as="fetch" crossorigin="anonymous">'
             for href in (layout, f"{prefix}_dash-dependencies")

@@ -79,6 +79,18 @@ def test_a_layout_request_names_its_page(client: Any) -> None:
     assert client.get(layout_url("/inference?unofficialRun=" + "x" * 9000)).status_code == 414
 
 
+def test_the_preload_names_the_page_and_a_missing_page_does_not_echo_its_query(
+    client: Any,
+) -> None:
+    run = client.get("/inference?unofficialRun=dsr1").get_data(as_text=True)
+    assert f'<link rel="preload" href="{layout_url("/inference?unofficialRun=dsr1")}"' in run
+    # no page here: the preload names the path only (what was typed after `?` may be a secret)
+    resp = client.get("/no/such/page?token=s3cret-value")
+    body = resp.get_data(as_text=True)
+    assert resp.status_code == 404 and "s3cret" not in body
+    assert f'<link rel="preload" href="{layout_url("/no/such/page")}"' in body
+
+
 def test_run_banner_shows_metadata_and_rejects(ctx: AppContext) -> None:
     _active, page = render(ctx, "/inference", "unofficialRun=29003473063,mtp")
     text = _text(page)

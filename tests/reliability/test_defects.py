@@ -400,7 +400,13 @@ def test_no_500_for_unknown_points_odd_tokens_long_searches_or_traversal(
 
     r = layout(f"/jobs?job={job}&point=nope")
     assert r.status_code == 200 and "has no point" in r.get_data(as_text=True)
+    # A page whose query is over the limit makes the layout request's own query over it: a 414
+    # that says so, as the page's own GET gets; a page whose path is over the limit is a layout
+    # that says the address is too long.
     r = layout("/?q=" + "a" * 1_000_000)
+    assert r.status_code == 414
+    assert "the query string is 1000015 bytes, over the 8192 byte limit" in r.get_data(as_text=True)
+    r = layout("/" + "a" * 3000)
     assert r.status_code == 200 and "too long" in r.get_data(as_text=True)
     r = layout("/?q=" + "a" * 5000)
     assert r.status_code == 200
