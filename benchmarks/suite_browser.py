@@ -122,9 +122,11 @@ def _throwaway_browser() -> None:
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def _warm(base: str, url: str) -> None:
-    """Ask the server for a page's layout as the browser would (the Referer names the page)."""
-    req = urllib.request.Request(base + "/_dash-layout", headers={"Referer": url})
+def _warm(base: str, page: str) -> None:
+    """Ask the server for a page's layout as the browser would (`?page=` names the page)."""
+    from dashboard.app import layout_url
+
+    req = urllib.request.Request(base + layout_url(page))
     with urllib.request.urlopen(req, timeout=300) as resp:
         resp.read()
 
@@ -366,8 +368,8 @@ def run(cfg: Config) -> Section:
     n = cfg.browser_loads
     with server(root) as base, anchor_page.serve(series, PLOTLY_BUNDLES["basic"]) as floor_url:
         pages = {k: base + urls.runs(rid) for k, rid in runs.items()}
-        for url in pages.values():  # warm the server's analysis cache (not measured)
-            _warm(base, url)
+        for rid in runs.values():  # warm the server's analysis cache (not measured)
+            _warm(base, urls.runs(rid))
         _throwaway_browser()
         kimi, floor, small, big = [], [], [], []
         for _ in range(n):  # interleaved, so a burst of machine load hits every page alike

@@ -70,6 +70,7 @@ class Page:
 
     def first_render(self, run_id: str) -> dict[str, float]:
         """Server seconds of each part of a first visit to a run page."""
+        from dashboard.app import layout_url
         from views import urls
 
         path = urls.runs(run_id)
@@ -78,7 +79,7 @@ class Page:
         html = self.client.get(path)
         out["html"] = time.perf_counter() - t
         t = time.perf_counter()
-        layout = self.client.get("/_dash-layout", headers={"Referer": f"http://localhost{path}"})
+        layout = self.client.get(layout_url(path))
         out["layout"] = time.perf_counter() - t
         t = time.perf_counter()
         deps = self.client.get("/_dash-dependencies")

@@ -115,7 +115,7 @@ def measure(root: Path, runs: list[str], seconds: float) -> dict[str, Any]:
     """Serve the store, run the users, and return every sample with the load average."""
     from waitress.server import create_server
 
-    from dashboard.app import create_app
+    from dashboard.app import create_app, layout_url
 
     app = create_app(root)
     timing = Timing(app.server.wsgi_app)
@@ -131,8 +131,8 @@ def measure(root: Path, runs: list[str], seconds: float) -> dict[str, Any]:
 
         with httpx.Client(base_url=base, timeout=60) as c:  # warm-up: each page once
             for run in runs:
-                c.get("/_dash-layout", headers={"Referer": f"{base}/inference?unofficialRun={run}"})
-            c.get("/_dash-layout", headers={"Referer": f"{base}/"})
+                c.get(layout_url(f"/inference?unofficialRun={run}"))
+            c.get(layout_url("/"))
         timing.samples.clear()
 
         def sample_load() -> None:
@@ -306,6 +306,7 @@ def profile(root: Path, big: str, calls: int = 20) -> list[str]:
     import pstats
 
     from benchmarks.suite_dashboard import Page, filter_changes
+    from dashboard.app import layout_url
     from views import urls
 
     page = Page(root)
@@ -314,14 +315,14 @@ def profile(root: Path, big: str, calls: int = 20) -> list[str]:
     for _ in range(3):
         page.filter_change(big, next(cyc))
     out: list[str] = []
-    referer = {"Referer": f"http://localhost{urls.runs(big)}"}
+    layout = layout_url(urls.runs(big))
     jobs: dict[str, Callable[[], object]] = {
         "filter change (`RunCallbacks.on_controls` profiled, JSON-encoded; the CPU per call "
         "includes `on_second`, run beside it in a thread)": lambda: page.filter_change(
             big, next(cyc)
         ),
         "first render (`/_dash-layout` of the run page, warm analysis cache)": lambda: (
-            page.client.get("/_dash-layout", headers=referer)
+            page.client.get(layout)
         ),
     }
     for name, job in jobs.items():

@@ -66,6 +66,7 @@ def _status(key: str) -> int:
 def measure_pages(root: Path) -> dict[str, Any]:
     """Cold and warm server seconds of the four pages, and resident memory (run in a child)."""
     from benchmarks.suite_dashboard import Page
+    from dashboard.app import layout_url
     from ingest.contract.col import Col
     from ingest.contract.schema import RunCol
     from ingest.store import Store
@@ -82,7 +83,7 @@ def measure_pages(root: Path) -> dict[str, Any]:
         t = time.perf_counter()
         for url, headers in (
             (path, {}),
-            ("/_dash-layout", {"Referer": f"http://localhost{path}"}),
+            (layout_url(path), {}),
             ("/_dash-dependencies", {}),
         ):
             resp = client.get(url, headers=headers)
@@ -135,15 +136,11 @@ def measure_pages(root: Path) -> dict[str, Any]:
         lambda i: get(history_path(arms[i % len(arms)])), lambda: get(history_path(arms[0]))
     )
     # What the measured pages showed: the history's rows, the compare page's baseline.
-    shown = client.get(
-        "/_dash-layout", headers={"Referer": f"http://localhost{history_path(arms[0])}"}
-    )
+    shown = client.get(layout_url(history_path(arms[0])))
     if b"no run in the store has arm" in shown.data or b"Give the arms" in shown.data:
         raise RuntimeError(f"the history page of {arms[0]} showed no run")
     out["history_rows"] = shown.data.count(b"unofficialRun=")
-    shown = client.get(
-        "/_dash-layout", headers={"Referer": f"http://localhost{compare_path(prs[0])}"}
-    )
+    shown = client.get(layout_url(compare_path(prs[0])))
     if b"main baseline: the latest main-branch result" not in shown.data:
         raise RuntimeError(f"the compare page of {prs[0]} found no main baseline")
     # More distinct run pages until DISTINCT_PAGES pages were served, then the memory.

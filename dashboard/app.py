@@ -3,9 +3,11 @@
 `create_app(store, settings)` builds one independent app (its own data source, caches and
 callbacks: nothing is registered globally). The page a browser asked for is rendered into the
 initial layout: the layout request names its page by its `page` parameter (`layout_url`; the
-page's script `assets/00-layout-page.js` adds it to Dash's request), else by the request's Referer
-(same-origin, full URL, see the referrer meta tag), so the first chart arrives with the layout instead of after a callback round trip. If
-neither names it, a one-off router callback fills the page in instead. The run page's HTML itself carries
+page's preload link carries it and the page's script `assets/00-layout-page.js` adds it to Dash's
+request), so the first chart arrives with the layout instead of after a callback round trip. A
+layout request that names no page (Dash's own check of the layout on its first request, a client
+that does not add it) gets the shell, whose one-off router callback fills the page in from its
+own location; the Referer header is never read. The run page's HTML itself carries
 the page's top with its first chart drawn as static SVG (`dashboard/page_html.py`), painted
 before any script runs and replaced in place once plotly has drawn; the tree rendered for it is
 the one the page's `/_dash-layout` request then gets.
@@ -133,8 +135,11 @@ class _Dash(Dash):
         prefix = self.config.requests_pathname_prefix
         layout = f"{prefix}_dash-layout"
         if flask.has_request_context():  # the URL the page's own layout request will have
+            path = flask.request.path
             query = flask.request.query_string.decode("utf-8", "replace")
-            layout = layout_url(flask.request.path + (f"?{query}" if query else ""), prefix)
+            if (path.rstrip("/") or "/") not in PAGES:
+                query = ""  # no page of the app (a 404): what was typed after `?` is not echoed
+            layout = layout_url(path + (f"?{query}" if query else ""), prefix)
         links = [
             f'<link rel="preload" href="{href}" as="fetch" crossorigin="anonymous">'
             for href in (layout, f"{prefix}_dash-dependencies")
@@ -271,22 +276,17 @@ _URI_COMPONENT_SAFE = "!'()*"
 
 
 def _page_of_request() -> tuple[str, str] | None:
-    """(path, query) of the page whose layout is asked for: named by the request itself
-    (`?page=`), else by a same-origin Referer (what Dash's renderer sends today)."""
+    """(path, query) of the page whose layout is asked for, named by the request itself
+    (`?page=`, see `layout_url`); None when it names none or not a page of this site (the
+    shell then routes itself). The Referer header is not read: a request says what it asks for."""
     if not flask.has_request_context():
         return None
     named = flask.request.args.get(PAGE_PARAM)
-    if named is not None:
-        parts = urlsplit(named[: MAX_PATH_BYTES + MAX_QUERY_BYTES + 200])
-        if parts.scheme or parts.netloc or not parts.path.startswith("/"):
-            return None  # not a page of this site: the shell routes itself
-    else:
-        ref = flask.request.referrer
-        if not ref:
-            return None
-        parts = urlsplit(ref[: MAX_PATH_BYTES + MAX_QUERY_BYTES + 200])
-        if parts.netloc and parts.netloc != flask.request.host:
-            return None
+    if named is None:
+        return None
+    parts = urlsplit(named[: MAX_PATH_BYTES + MAX_QUERY_BYTES + 200])
+    if parts.scheme or parts.netloc or not parts.path.startswith("/"):
+        return None
     if len(parts.query) > MAX_QUERY_BYTES or len(parts.path) > MAX_PATH_BYTES:
         return TOO_LONG, ""
     return parts.path or "/", parts.query
@@ -374,6 +374,7 @@ def create_app(
         update_title=None,  # type: ignore[arg-type]  # Dash: None keeps the title as it is
         suppress_callback_exceptions=True,
         serve_locally=True,
+        # Links to other sites send no Referer (a page's URL names its runs and filters).
         meta_tags=[{"name": "referrer", "content": "same-origin"}],
     )
 

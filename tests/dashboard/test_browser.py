@@ -276,7 +276,7 @@ def test_the_launch_panel_says_queued_at_once_then_the_jobs_progress(
 def test_the_layout_request_names_its_page_and_reuses_the_preload(
     driver: Any, live_url: str
 ) -> None:
-    """The page's layout request carries its page (`?page=`, not only the Referer) with the
+    """The page's layout request carries its page (`?page=`) with the
     same URL as the page's preload link, so the browser asks for the layout once."""
     console_errors(driver)
     open_page(driver, f"{live_url}/inference?unofficialRun=dsr1")

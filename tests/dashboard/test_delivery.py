@@ -12,6 +12,7 @@ import polars as pl
 from flask_compress.compat import compression  # zstd: the stdlib's from 3.14, else backports
 
 from dashboard import components as c
+from dashboard.app import layout_url
 from dashboard.compress import StaticCompressor, accepted
 from views.query.state import RunView
 from views.source import DataSource
@@ -111,12 +112,12 @@ def test_fingerprints_and_queries_do_not_multiply_the_static_cache(app: Any) -> 
 
 
 def test_dynamic_responses_are_compressed_as_the_browser_accepts(client: Any) -> None:
-    headers = {"Referer": "http://localhost/inference?unofficialRun=dsr1"}
-    plain = client.get("/_dash-layout", headers=headers).get_data()
-    packed = client.get("/_dash-layout", headers={**headers, "Accept-Encoding": "gzip, br, zstd"})
+    url = layout_url("/inference?unofficialRun=dsr1")
+    plain = client.get(url).get_data()
+    packed = client.get(url, headers={"Accept-Encoding": "gzip, br, zstd"})
     assert packed.headers["Content-Encoding"] == "zstd"
     assert compression.zstd.decompress(packed.get_data()) == plain
-    assert "Content-Encoding" not in client.get("/_dash-layout", headers=headers).headers
+    assert "Content-Encoding" not in client.get(url).headers
 
 
 def test_accept_encoding_follows_q_values() -> None:

@@ -1,4 +1,4 @@
-"""Every page renders from its URL alone (the layout Dash fetches names the page by its Referer)."""
+"""Every page renders from its URL alone (the layout Dash fetches names its page, `layout_url`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from .test_callbacks import _text
 
 
 def _layout(client: Any, page: str | None) -> dict[str, Any]:
-    headers = {"Referer": f"http://localhost{page}"} if page else {}
-    resp = client.get("/_dash-layout", headers=headers)
+    resp = client.get(layout_url(page) if page else "/_dash-layout")
     assert resp.status_code == 200
     return json.loads(resp.get_data(as_text=True))
 
@@ -37,12 +36,34 @@ def test_the_run_page_has_its_first_chart_in_the_initial_layout(client: Any) -> 
     assert '"type": "Graph"' in layout and "TP4 EP4 | no spec | kv dram" in layout
 
 
-def test_without_a_referer_the_shell_routes_itself(client: Any) -> None:
+def test_a_layout_request_naming_no_page_gets_the_shell_that_routes_itself(client: Any) -> None:
+    # Dash's own first look at the layout (`_setup_server`, on whatever request comes first)
+    # names no page: it gets the shell, whose router callback draws the page from its location.
     assert "route-location" in _ids(_layout(client, None), set())
     assert "route-location" not in _ids(_layout(client, "/"), set())
 
 
-def test_a_layout_request_that_names_its_page_needs_no_referer(client: Any) -> None:
+def test_a_referer_alone_does_not_pick_the_page(client: Any) -> None:
+    for referer in (
+        "http://localhost/inference?unofficialRun=dsr1",
+        "http://localhost/jobs",
+        "/compare?base=dsr1&candidate=dsr1-rerun",
+    ):
+        resp = client.get("/_dash-layout", headers={"Referer": referer})
+        assert resp.status_code == 200
+        ids = _ids(json.loads(resp.get_data(as_text=True)), set())
+        # the shell only: no page was drawn into it, whatever the Referer names
+        assert "route-location" in ids
+        assert ids.isdisjoint({"main-chart", "second-chart", "detail", "notes"})
+        assert "No jobs yet" not in resp.get_data(as_text=True)
+    # the same shell as a request with no header at all
+    bare = client.get("/_dash-layout").get_data()
+    assert (
+        client.get("/_dash-layout", headers={"Referer": "http://localhost/jobs"}).get_data() == bare
+    )
+
+
+def test_a_layout_request_names_its_page(client: Any) -> None:
     resp = client.get(layout_url("/inference?unofficialRun=dsr1"))
     assert resp.status_code == 200
     ids = _ids(json.loads(resp.get_data(as_text=True)), set())
@@ -56,6 +77,18 @@ def test_a_layout_request_that_names_its_page_needs_no_referer(client: Any) -> N
     assert "route-location" in _ids(json.loads(resp.get_data(as_text=True)), set())
     # a page over the length limits: the request itself is over them
     assert client.get(layout_url("/inference?unofficialRun=" + "x" * 9000)).status_code == 414
+
+
+def test_the_preload_names_the_page_and_a_missing_page_does_not_echo_its_query(
+    client: Any,
+) -> None:
+    run = client.get("/inference?unofficialRun=dsr1").get_data(as_text=True)
+    assert f'<link rel="preload" href="{layout_url("/inference?unofficialRun=dsr1")}"' in run
+    # no page here: the preload names the path only (what was typed after `?` may be a secret)
+    resp = client.get("/no/such/page?token=s3cret-value")
+    body = resp.get_data(as_text=True)
+    assert resp.status_code == 404 and "s3cret" not in body
+    assert f'<link rel="preload" href="{layout_url("/no/such/page")}"' in body
 
 
 def test_run_banner_shows_metadata_and_rejects(ctx: AppContext) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from dashboard.app import create_app
+from dashboard.app import create_app, layout_url
 from ingest.contract.schema import RunCol
 from ingest.store import Store
 from paretolens.settings import Settings
@@ -210,9 +210,7 @@ def _holders(node: Any, needle: str, out: list[tuple[str, str]]) -> list[tuple[s
 
 
 def test_result_strings_are_text_children_in_the_layout(client: Any) -> None:
-    resp = client.get(
-        "/_dash-layout", headers={"Referer": "http://localhost/inference?unofficialRun=mtp"}
-    )
+    resp = client.get(layout_url("/inference?unofficialRun=mtp"))
     text = resp.get_data(as_text=True)
     assert _holders(json.loads(text), "onerror=alert(1)", []) == [("Code", "children")]
     assert "dangerously" not in text

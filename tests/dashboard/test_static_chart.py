@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from dashboard.app import create_app
+from dashboard.app import create_app, layout_url
 from dashboard.prerender import chart_svg, page_html
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
@@ -34,7 +34,6 @@ STATES = (
     "unofficialRun=dsr1,dsr1-rerun&logy=1",
     "unofficialRun=mtp&at=40",
 )
-REFERER = "http://localhost/inference?"
 
 
 def _static(client: Any, query: str) -> ET.Element | None:
@@ -50,7 +49,7 @@ def _static(client: Any, query: str) -> ET.Element | None:
 
 
 def _layout_figure(client: Any, query: str) -> dict[str, Any]:
-    resp = client.get("/_dash-layout", headers={"Referer": REFERER + query})
+    resp = client.get(layout_url(f"/inference?{query}"))
     found = _find(json.loads(resp.get_data(as_text=True)), "main-chart")
     assert found is not None, "no main chart in the layout"
     return found
@@ -303,7 +302,7 @@ def test_a_page_is_rendered_once_per_version_of_what_it_reads(
         overlay = html[
             html.index('<div id="static-page"') : html.index('<div id="react-entry-point"')
         ]
-        layout = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}"})
+        layout = client.get(layout_url(page))
         return overlay, layout.get_data()
 
     first, again = visit(), visit()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from dashboard.app import create_app
+from dashboard.app import create_app, layout_url
 from ingest.bundled import SAMPLES_DIR
 from ingest.store import Store
 from paretolens.cli import app as cli
@@ -59,6 +59,6 @@ def test_serve_on_an_empty_store_offers_the_samples(
 def test_the_index_of_an_empty_store_offers_the_samples(tmp_path: Path) -> None:
     root = tmp_path / "empty"
     client = create_app(Store(root)).server.test_client()
-    layout = client.get("/_dash-layout", headers={"Referer": "http://localhost/"})
+    layout = client.get(layout_url("/"))
     body = json.dumps(json.loads(layout.get_data(as_text=True)))  # "/" as itself
     assert "This store has no runs yet" in body and f"paretolens demo --store {root}" in body

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from dashboard.app import layout_url
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(sys.platform == "win32", reason="a POSIX virtual environment layout"),
@@ -139,7 +141,7 @@ def test_the_installed_wheel_demos_and_serves_without_writing_into_the_package(
                 assert time.monotonic() < deadline, log.read_text()
                 time.sleep(0.2)
         assert "paretolens" in body
-        req = urllib.request.Request(base + "/_dash-layout", headers={"Referer": base + page})
+        req = urllib.request.Request(base + layout_url(page))
         with urllib.request.urlopen(req, timeout=30) as resp:
             layout = resp.read().decode()
         assert KIMI in layout and "not in the store" not in layout

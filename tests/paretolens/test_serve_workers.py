@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from dashboard.app import layout_url
 from ingest.bundled import SAMPLES_DIR
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
@@ -55,12 +56,11 @@ class Server:
     def _lines(self) -> list[str]:
         return self.log.read_text().splitlines() if self.log.exists() else []
 
-    def get(self, path: str, referer: str | None = None) -> tuple[int, str, str]:
+    def get(self, path: str) -> tuple[int, str, str]:
         """One request on a new connection: (status, body, pid of the process that answered)."""
         before = len(self._lines())
-        headers = {"Referer": self.base + referer} if referer else {}
         try:
-            req = urllib.request.Request(self.base + path, headers=headers)
+            req = urllib.request.Request(self.base + path)
             with urllib.request.urlopen(req, timeout=60) as resp:
                 status, body = resp.status, resp.read().decode()
         except urllib.error.HTTPError as exc:
@@ -71,13 +71,11 @@ class Server:
             time.sleep(0.02)
         return status, body, lines[before].split()[0]
 
-    def through_both(
-        self, path: str, referer: str | None = None, tries: int = 80
-    ) -> dict[str, tuple[int, str]]:
+    def through_both(self, path: str, tries: int = 80) -> dict[str, tuple[int, str]]:
         """`path` requested until both processes answered it: pid -> (status, body)."""
         seen: dict[str, tuple[int, str]] = {}
         for _ in range(tries):
-            status, body, pid = self.get(path, referer)
+            status, body, pid = self.get(path)
             seen.setdefault(pid, (status, body))
             if len(seen) == 2:
                 return seen
@@ -123,7 +121,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
             proc.wait()
 
 
-LAYOUT = "/_dash-layout"
+LAYOUT = layout_url(PAGE)  # the layout the page asks for
 
 
 def test_both_processes_show_a_run_ingested_while_they_serve(
@@ -132,9 +130,9 @@ def test_both_processes_show_a_run_ingested_while_they_serve(
     # The page as a browser loads it: its HTML, then the layout the page asks for.
     # Before the ingest both answer the page 404 (a run not in the store, one rule on every
     # route) and its layout with the page that says so.
-    page = server.through_both(PAGE, None)
+    page = server.through_both(PAGE)
     assert [s for s, _ in page.values()] == [404, 404]
-    before = server.through_both(LAYOUT, PAGE)
+    before = server.through_both(LAYOUT)
     assert [s for s, _ in before.values()] == [200, 200]
     assert all(f"Run {KIMI} not in the store" in body for _, body in before.values())
 
@@ -149,7 +147,7 @@ def test_both_processes_show_a_run_ingested_while_they_serve(
     assert done.returncode == 0, done.stderr
 
     pages = server.through_both(PAGE)
-    layouts = server.through_both(LAYOUT, PAGE)
+    layouts = server.through_both(LAYOUT)
     for answers in (pages, layouts):
         assert [s for s, _ in answers.values()] == [200, 200]
         assert not any("not in the store" in body for _, body in answers.values())

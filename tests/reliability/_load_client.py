@@ -25,6 +25,8 @@ from urllib.parse import quote
 
 import httpx
 
+from dashboard.app import layout_url
+
 _KEY = {"sort_keys": True, "separators": (",", ":")}
 # Controls a user changes, and how: a new single value, or one option of a multi-select.
 _CHANGES = ("x", "y", "x2", "labels", "envelope", "toggles", "seq", "arm", "spec", "offload")
@@ -120,11 +122,9 @@ def _second(
 
 
 async def _get(
-    client: httpx.AsyncClient, kind: str, url: str, out: dict[str, Any], referer: str | None = None
+    client: httpx.AsyncClient, kind: str, url: str, out: dict[str, Any]
 ) -> httpx.Response | None:
     headers = {"X-Load-Kind": kind}
-    if referer is not None:
-        headers["Referer"] = referer
     t0 = time.perf_counter()
     try:
         resp = await client.get(url, headers=headers)
@@ -158,13 +158,12 @@ async def _user(
     i: int, spec: dict[str, Any], out: dict[str, Any], deadline: float, client: httpx.AsyncClient
 ) -> None:
     rng = random.Random(spec["seed"] * 1000 + i)
-    base = spec["base"]
     lo, hi = spec["think"]
     pages: dict[str, tuple[Any, ...]] = {}
     known: dict[str, tuple[Any, ...]] = out["controls"]  # a run page's controls, parsed once
     await asyncio.sleep(rng.uniform(0, 2.0))
     await _get(client, "index_html", "/", out)
-    await _get(client, "index", "/_dash-layout", out, referer=f"{base}/")
+    await _get(client, "index", layout_url("/"), out)
     if "deps" not in out:
         out["deps"] = (await client.get("/_dash-dependencies")).json()
     dep = next(d for d in out["deps"] if "main-chart.figure" in d["output"])
@@ -181,7 +180,7 @@ async def _user(
         page = f"/inference?unofficialRun={quote(run)}"
         if roll < 0.30 or (roll < 0.75 and run not in pages):
             await _get(client, "page_html", page, out)
-            resp = await _get(client, "first_render", "/_dash-layout", out, referer=base + page)
+            resp = await _get(client, "first_render", layout_url(page), out)
             if resp is not None and resp.status_code == 200:
                 # Parsing a 1,000-point layout blocks this process's event loop (and so every
                 # other user's clock) for tens of ms: each run's default controls are parsed once.
@@ -213,11 +212,11 @@ async def _user(
         elif roll < 0.85:
             await _get(client, "export", f"/export/points.csv?unofficialRun={quote(run)}", out)
         elif roll < 0.95:
-            await _get(client, "index", "/_dash-layout", out, referer=f"{base}/")
+            await _get(client, "index", layout_url("/"), out)
         else:
             a, b = spec["compare"]
-            ref = f"{base}/compare?base={quote(a)}&candidate={quote(b)}"
-            await _get(client, "compare", "/_dash-layout", out, referer=ref)
+            page = f"/compare?base={quote(a)}&candidate={quote(b)}"
+            await _get(client, "compare", layout_url(page), out)
 
 
 async def _lag(out: dict[str, Any], deadline: float) -> None:

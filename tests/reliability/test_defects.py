@@ -34,6 +34,7 @@ from typer.testing import CliRunner
 from analysis.comparison.compare import compare_runs, comparison_markdown
 from analysis.tables import csv_text, md_cell
 from dashboard import auth
+from dashboard.app import layout_url
 from ingest import pipeline as ingest_pipeline
 from ingest.contract.col import Col
 from ingest.contract.schema import TIMESERIES_SCHEMA, SeriesCol
@@ -113,11 +114,11 @@ def test_a_stored_run_id_with_spaces_still_serves_the_index_and_its_page(
     legacy_store: Path,
 ) -> None:
     client = _client(legacy_store)
-    index = client.get("/_dash-layout", headers={"Referer": "http://localhost/"})
+    index = client.get(layout_url("/"))
     assert index.status_code == 200, index.get_data(as_text=True)[:300]
     assert LEGACY in index.get_data(as_text=True)
     page = urls.runs(LEGACY)
-    layout = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}"})
+    layout = client.get(layout_url(page))
     body = layout.get_data(as_text=True)
     assert layout.status_code == 200 and "ignored unofficialRun" not in body
     assert "frontier" in body.lower()
@@ -304,7 +305,7 @@ def test_markdown_cells_and_the_compare_block_are_inert(tmp_path: Path) -> None:
 
     client = _client(tmp_path / "store")
     page = urls.compare_runs("base", "cand")
-    layout = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}"})
+    layout = client.get(layout_url(page))
     body = layout.get_data(as_text=True)
     assert layout.status_code == 200 and "evil.example" in body
     assert "](https://evil.example" not in body
@@ -395,11 +396,17 @@ def test_no_500_for_unknown_points_odd_tokens_long_searches_or_traversal(
     client = app.server.test_client()
 
     def layout(page: str) -> Any:
-        return client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}"})
+        return client.get(layout_url(page))
 
     r = layout(f"/jobs?job={job}&point=nope")
     assert r.status_code == 200 and "has no point" in r.get_data(as_text=True)
+    # A page whose query is over the limit makes the layout request's own query over it: a 414
+    # that says so, as the page's own GET gets; a page whose path is over the limit is a layout
+    # that says the address is too long.
     r = layout("/?q=" + "a" * 1_000_000)
+    assert r.status_code == 414
+    assert "the query string is 1000015 bytes, over the 8192 byte limit" in r.get_data(as_text=True)
+    r = layout("/" + "a" * 3000)
     assert r.status_code == 200 and "too long" in r.get_data(as_text=True)
     r = layout("/?q=" + "a" * 5000)
     assert r.status_code == 200

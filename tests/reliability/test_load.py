@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from benchmarks.suite_load import Timing  # the load suite's WSGI timing middleware
+from dashboard.app import layout_url
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
 from paretolens.settings import Settings
@@ -122,7 +123,7 @@ def load_run(store: Store) -> LoadRun:
         with httpx.Client(base_url=base, timeout=60) as c:
             for run in runs:
                 page = f"/inference?unofficialRun={run}"
-                c.get("/_dash-layout", headers={"Referer": base + page}).raise_for_status()
+                c.get(layout_url(page)).raise_for_status()
         timing.samples.clear()
         spec = {
             "base": base,

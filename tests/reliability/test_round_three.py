@@ -32,6 +32,7 @@ import pytest
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
+from dashboard.app import layout_url
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
 from paretolens.settings import Settings
@@ -131,9 +132,7 @@ def test_an_alias_bomb_in_the_launch_options_document_does_not_slow_or_break_pag
     client = _client(tmp_path / "store", launch_enabled=False)
     for _ in range(3):
         t0 = time.perf_counter()
-        layout = client.get(
-            "/_dash-layout", headers={"Referer": "http://localhost/inference?unofficialRun=r1"}
-        )
+        layout = client.get(layout_url("/inference?unofficialRun=r1"))
         took = time.perf_counter() - t0
         assert layout.status_code == 200, layout.get_data(as_text=True)[:300]
         assert took < 3, took
@@ -608,7 +607,7 @@ def test_a_run_with_100k_rejects_renders_a_bounded_page(tmp_path: Path) -> None:
     for tab in ("", "&tab=rejects"):
         page = f"/inference?unofficialRun=big{tab}"
         html = client.get(page)
-        layout = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}"})
+        layout = client.get(layout_url(page))
         assert html.status_code == layout.status_code == 200
         sizes[f"html{tab}"] = len(html.get_data())
         sizes[f"layout{tab}"] = len(layout.get_data())
@@ -642,16 +641,15 @@ def test_long_run_ids_and_history_without_arm_are_not_500s(tmp_path: Path) -> No
         (f"/inference?unofficialRun={LONG_ID}", 404),
         (f"/inference?unofficialRun=r1&baseline={LONG_ID}", 200),
     ):
-        r = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}"})
+        r = client.get(layout_url(page))
         assert r.status_code == 200, (page, r.status_code)
         got = client.get(page)
         assert got.status_code == code, (page, got.status_code)
         if code == 404:  # the page's text comes with its layout
             assert f"run {LONG_ID} not in the store" in r.get_data(as_text=True)
-    body = client.get(
-        "/_dash-layout",
-        headers={"Referer": f"http://localhost/inference?unofficialRun=r1&baseline={LONG_ID}"},
-    ).get_data(as_text=True)
+    body = client.get(layout_url(f"/inference?unofficialRun=r1&baseline={LONG_ID}")).get_data(
+        as_text=True
+    )
     assert f"ignored baseline={LONG_ID}: run {LONG_ID} is not in the store" in body
     assert client.get(f"/embed?unofficialRun={LONG_ID}").status_code == 404
     # /export/history.* without arm or at: a 400 saying what the query needs.
@@ -753,15 +751,10 @@ def test_fuzz_every_callback_and_route_finds_no_500(
         "unofficialRun=r1&at=abc", "?" + "&".join(["unofficialRun=r1"] * 50),
     ]  # fmt: skip
     deps = client.get("/_dash-dependencies").get_json()
-    referers = [f"http://localhost{p}?unofficialRun=r1" for p in _PAGES]
     for dep in deps:
         for k in range(len(values)):
             picked = [values[k], *rng.sample(values, 3)]
-            r = client.post(
-                "/_dash-update-component",
-                json=_callback_body(dep, picked),
-                headers={"Referer": rng.choice(referers)},
-            )
+            r = client.post("/_dash-update-component", json=_callback_body(dep, picked))
             check(f"callback {dep['output']} {picked!r}", r.status_code)
     for bad in _BAD_BODIES:
         check(f"body {bad!r}", client.post("/_dash-update-component", json=bad).status_code)
@@ -782,7 +775,7 @@ def test_fuzz_every_callback_and_route_finds_no_500(
         q = f"unofficialRun=r1&{q}" if rng.random() < 0.5 else q
         page = rng.choice(_PAGES)
         check(f"GET {page}?{q}", client.get(f"{page}?{q}").status_code)
-        layout = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}?{q}"})
+        layout = client.get(layout_url(f"{page}?{q}"))
         check(f"layout {page}?{q}", layout.status_code)
         name = rng.choice(sorted(EXPORTS))
         fmt = rng.choice(("csv", "json", "md", "parquet", "yaml", "txt"))

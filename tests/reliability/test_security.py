@@ -29,6 +29,7 @@ from urllib.parse import quote
 import pytest
 from pydantic import SecretStr
 
+from dashboard.app import layout_url
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
 from paretolens.settings import Settings
@@ -254,7 +255,7 @@ def test_secrets_never_reach_responses_exports_error_pages_logs_or_files(
             f"/jobs?job={job}",
         ):
             get(path)
-            get("/_dash-layout", headers={"Referer": url + path})
+            get(layout_url(path))
         for table in EXPORTS:
             for fmt in ("csv", "json", "parquet"):
                 q = f"job={job}" if table == "jobs" else f"unofficialRun={RUN}&at=40"

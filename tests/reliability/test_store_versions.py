@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from dashboard.app import create_app
+from dashboard.app import create_app, layout_url
 from ingest.contract.col import Col
 from ingest.contract.schema import POINTS_SCHEMA, RUNS_SCHEMA, RunCol
 from ingest.lake.errors import LegacyStoreError
@@ -110,7 +110,7 @@ def test_a_running_server_sees_a_commit_whose_writer_was_killed_right_after_it(
 
 
 def _layout(client: Any, page: str) -> str:
-    resp = client.get("/_dash-layout", headers={"Referer": f"http://localhost{page}"})
+    resp = client.get(layout_url(page))
     assert resp.status_code == 200
     return str(resp.get_data(as_text=True))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dashboard.app import create_app
+from dashboard.app import create_app, layout_url
 from ingest.store import Store
 from paretolens.commands.common import seed_samples
 from views.query import viewmodel
@@ -28,8 +28,7 @@ def test_a_run_page_get_and_its_layout_parse_the_query_once(tmp_path: Path) -> N
     client = create_app(tmp_path).server.test_client()
     viewmodel._parsed.cache_clear()
     assert client.get(f"/inference?{QUERY}").status_code == 200
-    page = f"http://localhost/inference?{QUERY}"
-    assert client.get("/_dash-layout", headers={"Referer": page}).status_code == 200
+    assert client.get(layout_url(f"/inference?{QUERY}")).status_code == 200
     info = viewmodel._parsed.cache_info()
     # the page's query was parsed (a miss) and then served from the one parse: the HTML shell,
     # the bundle choice, the preloads, the static chart and the layout all hit it
