@@ -19,12 +19,13 @@
       setTimeout(poll, 20);
     })();
   }
-  // `done` once the element `id` is within NEAR_PX of the screen (at once without it or without
-  // IntersectionObserver).
+  // `done` once the element `id` is within NEAR_PX of the screen; at once without it or without
+  // IntersectionObserver, or when the address names a table tab (`tab=`: a link to a table).
   var NEAR_PX = 200;
   function whenNear(id, done) {
     var el = document.getElementById(id);
-    if (!el || !window.IntersectionObserver) { done(); return; }
+    var asked = new window.URLSearchParams(window.location.search).has("tab");
+    if (!el || asked || !window.IntersectionObserver) { done(); return; }
     var seen = new window.IntersectionObserver(function (entries) {
       if (entries.some(function (e) { return e.isIntersecting; })) { seen.disconnect(); done(); }
     }, { rootMargin: NEAR_PX + "px 0px" });
