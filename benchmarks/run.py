@@ -220,10 +220,19 @@ def main(argv: list[str] | None = None) -> None:
             print(f"[benchmarks] {key} done in {time.perf_counter() - t:.1f} s", flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    text = render(sections, cfg, started, time.perf_counter() - t0, (start, machine.Moment.now()))
+    end = machine.Moment.now()
+    text = render(sections, cfg, started, time.perf_counter() - t0, (start, end))
     output.write_text(text)
     print(f"[benchmarks] wrote {output}")
     if args.into is not None:
+        # the file's machine part is its full run's: each recorded section says its own run's
+        load = "; ".join(line.removeprefix("- ") for line in machine.describe(start, end)[3:-1])
+        for sec in sections:
+            sec.notes.insert(
+                0,
+                f"Recorded from `python -m benchmarks.run --only {args.only}` at "
+                f"{started:%Y-%m-%d %H:%M} UTC ({cfg.mode()} mode): {load}.",
+            )
         args.into.write_text(with_sections(args.into.read_text(), sections))
         print(f"[benchmarks] recorded {', '.join(sorted(wanted))} into {args.into}")
 
