@@ -101,13 +101,47 @@ def render(
     if findings.exists():
         lines += [findings.read_text().rstrip(), ""]
     for sec in sections:
-        lines += [f"## {sec.title}", ""]
-        for note in sec.notes:
-            lines += [note, ""]
-        for fig in sec.figures:
-            lines += render_figure(fig)
-        for g in sec.growth:
-            lines += render_growth(g)
+        lines += render_section(sec)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def render_section(sec: Section) -> list[str]:
+    """One suite's section of RESULTS.md."""
+    lines = [f"## {sec.title}", ""]
+    for note in sec.notes:
+        lines += [note, ""]
+    for fig in sec.figures:
+        lines += render_figure(fig)
+    for g in sec.growth:
+        lines += render_growth(g)
+    return lines
+
+
+def with_sections(results: str, sections: list[Section]) -> str:
+    """`results` (a RESULTS file's text) with the sections of the suites in `sections` and their
+    summary rows replaced by these (a run of some suites recorded into the full file; the other
+    suites' figures stay as they were measured). A summary row is replaced where the old one of
+    the same figure was; a new figure's row goes where the section's first old row was, or at the
+    table's end."""
+    lines = results.splitlines()
+    suite = re.compile("|".join(rf"## {re.escape(t)}( \(.*)?" for _, _, t in SUITES))
+    for sec in sections:
+        start = lines.index(f"## {sec.title}")
+        end = next((i for i in range(start + 1, len(lines)) if suite.fullmatch(lines[i])), None)
+        lines[start : len(lines) if end is None else end] = render_section(sec)
+        rows = summary_rows([sec])[2:]
+        names = {row.split(" | ")[0] for row in rows}
+        table = lines.index("## Summary") + 4  # the heading, a blank line, the table's head
+        stop = next(i for i in range(table, len(lines)) if not lines[i].startswith("|"))
+        region = lines[table:stop]
+        old = [j for j, row in enumerate(region) if row.split(" | ")[0] in names]
+        at = old[0] if old else len(region)
+        keep = [j not in old for j in range(len(region))]
+        lines[table:stop] = [
+            *(row for j, row in enumerate(region[:at]) if keep[j]),
+            *rows,
+            *(row for j, row in enumerate(region) if j >= at and keep[j]),
+        ]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -138,6 +172,13 @@ def main(argv: list[str] | None = None) -> None:
         help="default benchmarks/RESULTS.md (RESULTS-quick.md with --quick, RESULTS-partial.md with --only)",
     )
     parser.add_argument(
+        "--into",
+        type=Path,
+        default=None,
+        help="with --only: record the suites' sections and summary rows into this RESULTS file "
+        "(e.g. benchmarks/RESULTS.md), the other suites' figures left as they were measured",
+    )
+    parser.add_argument(
         "--findings",
         action="store_true",
         help="run nothing: put the current findings.md into the output file's findings part",
@@ -159,6 +200,8 @@ def main(argv: list[str] | None = None) -> None:
     unknown = wanted - {s[0] for s in SUITES}
     if unknown:
         parser.error(f"unknown suites {sorted(unknown)}")
+    if args.into is not None and (not wanted or not args.into.exists()):
+        parser.error("--into needs --only and an existing RESULTS file")
     # Only a run of every suite replaces RESULTS.md; a partial run writes beside it.
     name = "RESULTS" + ("-quick" if args.quick else "") + ("-partial" if wanted else "") + ".md"
     output = args.output or HERE / name
@@ -178,9 +221,21 @@ def main(argv: list[str] | None = None) -> None:
             print(f"[benchmarks] {key} done in {time.perf_counter() - t:.1f} s", flush=True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    text = render(sections, cfg, started, time.perf_counter() - t0, (start, machine.Moment.now()))
+    end = machine.Moment.now()
+    text = render(sections, cfg, started, time.perf_counter() - t0, (start, end))
     output.write_text(text)
     print(f"[benchmarks] wrote {output}")
+    if args.into is not None:
+        # the file's machine part is its full run's: each recorded section says its own run's
+        load = "; ".join(line.removeprefix("- ") for line in machine.describe(start, end)[3:-1])
+        for sec in sections:
+            sec.notes.insert(
+                0,
+                f"Recorded from `python -m benchmarks.run --only {args.only}` at "
+                f"{started:%Y-%m-%d %H:%M} UTC ({cfg.mode()} mode): {load}.",
+            )
+        args.into.write_text(with_sections(args.into.read_text(), sections))
+        print(f"[benchmarks] recorded {', '.join(sorted(wanted))} into {args.into}")
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ _POLYFILL = re.compile(r'<script src="[^"]*/deps/polyfill@[^"]*"></script>\s*')
 _DASH_TABLE = re.compile(r'<script src="[^"]*/dash_table/[^"]*"></script>\s*')
 _AG_GRID = re.compile(r'<script src="([^"]*/dash_ag_grid/[^"]*)"></script>')
 # The run page's first view has no grid: the grid library (1.3 MB) is only preloaded there, and
-# paretolens.js runs it after the first chart is drawn, just before the tables are asked for.
+# paretolens.js runs it when the tables come near the screen, just before they are asked for.
 LAZY_GRID_PATHS = (urls.RUN_PATH,)
 # plotly partial bundles (official dist files, assets_ignore keeps Dash from loading both):
 # "basic" has the SVG scatter (1.2 MB), "gl2d" adds WebGL scatter (1.5 MB; the full bundle is 4.8).

@@ -26,6 +26,8 @@ class Id(StrEnum):
     SECOND_TOKENS = "second-tokens"
     TRACE_TOKENS = "trace-tokens"
     TABLES_READY = "tables-ready"
+    TABLES_VISIBLE = "tables-visible"  # the tables scrolled into view (paretolens.js)
+    TABLES = "tables"
     TABLES_SHOWN = "tables-shown"
     DETAIL = "detail"
     UNPIN = "unpin"

@@ -8,8 +8,9 @@
     return el && el.querySelector(".js-plotly-plot");
   }
 
-  // Run page: once the main chart has drawn, ask for the tables (their grid JavaScript would
-  // otherwise compete with the first draw). See dashboard/pages/run.py (TABLES_READY).
+  // Run page: once the main chart has drawn, ask for the second chart (TABLES_READY); the tables
+  // are asked for when they come near the screen (TABLES_VISIBLE), with the grid library run
+  // then: building grids nobody looks at would keep the page busy. See dashboard/pages/run.py.
   function whenPlotted(graphId, done) {
     var tries = 0;
     (function poll() {
@@ -17,6 +18,18 @@
       if ((gd && gd._fullLayout) || tries++ > 600) { window.requestAnimationFrame(function () { setTimeout(done, 0); }); return; }
       setTimeout(poll, 20);
     })();
+  }
+  // `done` once the element `id` is within NEAR_PX of the screen; at once without it or without
+  // IntersectionObserver, or when the address names a table tab (`tab=`: a link to a table).
+  var NEAR_PX = 200;
+  function whenNear(id, done) {
+    var el = document.getElementById(id);
+    var asked = new window.URLSearchParams(window.location.search).has("tab");
+    if (!el || asked || !window.IntersectionObserver) { done(); return; }
+    var seen = new window.IntersectionObserver(function (entries) {
+      if (entries.some(function (e) { return e.isIntersecting; })) { seen.disconnect(); done(); }
+    }, { rootMargin: NEAR_PX + "px 0px" });
+    seen.observe(el);
   }
   // Scripts the page only preloaded (the grid library on the run page) run now, off the
   // critical path of the first chart.
@@ -49,7 +62,10 @@
     if (ready) {
       whenPlotted("main-chart", function () {
         dropStatic();
-        runLazyScripts(function () { window.dash_clientside.set_props("tables-ready", { data: Date.now() }); });
+        window.dash_clientside.set_props("tables-ready", { data: Date.now() });
+        whenNear("tables", function () {
+          runLazyScripts(function () { window.dash_clientside.set_props("tables-visible", { data: Date.now() }); });
+        });
       });
     } else if (n > 50 && document.querySelector("#page > *")) {
       dropStatic();

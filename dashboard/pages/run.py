@@ -1,8 +1,9 @@
 """The run page, `/inference?unofficialRun=<id>[,<id>...]`: frontier charts, verdicts, AL, deltas.
 
 The whole page, first chart included, is in the initial layout (no callback before the first
-draw); the second chart's figure and the open table are asked for once the first chart is drawn
-(`on_second`, `on_tables`). Every control writes the URL; callbacks parse the controls into a
+draw); the second chart's figure is asked for once the first chart is drawn (`on_second`), the
+open table once the tables are scrolled into view (`on_tables`: until then neither the grid
+library nor a grid is built). Every control writes the URL; callbacks parse the controls into a
 `RunView`, ask the data layer for the (cached) analysis and hand it to the figure builders
 (`run_charts`)."""
 
@@ -48,8 +49,9 @@ TAB_BOXES = (
     ("rejects", Id.REJECTS_BOX),
     ("launch", Id.LAUNCH_BOX),
 )
-# The grids arrive right after the first chart is drawn (paretolens.js sets TABLES_READY), so
-# their JavaScript never delays the first point.
+# The grids arrive when the tables come near the screen (paretolens.js loads the grid library
+# and sets TABLES_VISIBLE), so their JavaScript never competes with the page's load; the open
+# tab's box keeps the grid's height meanwhile (app.css), so nothing moves when it arrives.
 LOADING = html.Div("loading the table…", className="muted small")
 # The table tabs' bodies (launch is in the initial layout); only the open one is built.
 TABLE_BODIES = {
@@ -153,7 +155,9 @@ def layout(app: AppContext, query: str) -> Any:
             dcc.Store(id=Id.TABLES_READY),
             dcc.Store(id=Id.SECOND_FIGURE),  # filled in by on_second
             dcc.Store(id=Id.SECOND_TOKENS),
-            dcc.Store(id=Id.TABLES_SHOWN),
+            dcc.Store(id=Id.TABLES_VISIBLE),
+            # the arm ranking below is built here: on_tables builds it again only for a new view
+            dcc.Store(id=Id.TABLES_SHOWN, data={"at": view.data_key()}),
             *banners(data, view),
             html.Div(
                 [
@@ -183,16 +187,19 @@ def layout(app: AppContext, query: str) -> Any:
                                 ],
                                 className="two-col",
                             ),
-                            c.tabs(
-                                view.tab,
-                                tabs,
-                                {
-                                    "deltas": t.ab_control(view),
-                                    "pruned": t.prune_controls(
-                                        view, list(app.source.master_configs())
-                                    ),
-                                    "tco": run_tco.tco_controls(view),
-                                },
+                            html.Div(
+                                c.tabs(
+                                    view.tab,
+                                    tabs,
+                                    {
+                                        "deltas": t.ab_control(view),
+                                        "pruned": t.prune_controls(
+                                            view, list(app.source.master_configs())
+                                        ),
+                                        "tco": run_tco.tco_controls(view),
+                                    },
+                                ),
+                                id=Id.TABLES,
                             ),
                         ]
                     ),
@@ -265,11 +272,12 @@ class RunCallbacks:
         return fig, second_tokens(fig, view)
 
     def on_tables(
-        self, values: list[Any], ids: list[dict[str, Any]], _ready: Any, shown: Any
+        self, values: list[Any], ids: list[dict[str, Any]], visible: Any, shown: Any
     ) -> tuple[Any, ...]:
-        """The open table tab and the arm ranking, when what they show changed (first asked for
-        once the chart is drawn). A tab is built when it is opened (the launch tab also needs
-        the points grid, whose ticked rows it launches); hidden tabs built for an
+        """The open table tab and the arm ranking, when what they show changed. A tab is built
+        once the tables have been scrolled into view (`visible`, TABLES_VISIBLE: before that a
+        control change updates only the ranking) and when it is opened (the launch tab also
+        needs the points grid, whose ticked rows it launches); hidden tabs built for an
         earlier view go back to "loading" so that opening them builds them again. `shown` (the
         TABLES_SHOWN store) maps each built tab, and "at", to the data key it was built for."""
         view, _ = RunView.from_controls(control_values(values, ids))
@@ -279,7 +287,7 @@ class RunCallbacks:
         )
         bodies: dict[str, Any] = dict.fromkeys(TABLE_BODIES, no_update)
         data: RunData | None = None
-        wanted = TABS_NEEDED.get(view.tab, (view.tab,))
+        wanted = TABS_NEEDED.get(view.tab, (view.tab,)) if visible else ()
         for name in wanted:
             if name in TABLE_BODIES and built.get(name) != key:
                 data = data or self.app.source.run_data(view)
@@ -344,7 +352,7 @@ def register(dash_app: Dash, app: AppContext) -> None:
     )(cb.on_second)  # fmt: skip
     dash_app.callback(
         *[Output(dict(TAB_BOXES)[name], "children") for name in TABLE_BODIES], Output(Id.AT_TABLE, "children"),
-        Output(Id.TABLES_SHOWN, "data"), *controls, Input(Id.TABLES_READY, "data"), State(Id.TABLES_SHOWN, "data"),
+        Output(Id.TABLES_SHOWN, "data"), *controls, Input(Id.TABLES_VISIBLE, "data"), State(Id.TABLES_SHOWN, "data"),
         prevent_initial_call=True,
     )(cb.on_tables)  # fmt: skip
     dash_app.callback(

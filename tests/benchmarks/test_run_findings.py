@@ -1,11 +1,14 @@
 """`python -m benchmarks.run --findings`: the findings part of a RESULTS file replaced, the
-measured figures around it kept as they are."""
+measured figures around it kept as they are; `--only S --into RESULTS.md`: suite S's section and
+summary rows replaced, the rest kept."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.run import with_findings
+from benchmarks.report import Figure, Section
+from benchmarks.run import with_findings, with_sections
+from benchmarks.timing import Samples
 
 RESULTS = """# paretolens performance results
 
@@ -64,3 +67,55 @@ def test_the_repository_results_take_the_current_findings() -> None:
     suites = results[results.index("\n## Frontier and verdicts") :]
     assert out.endswith(suites)
     assert out.split("## Summary")[0] == results.split("## Summary")[0]
+
+
+SUITES_RESULTS = """# paretolens performance results
+
+## Summary
+
+| figure | result | target | status | ratio to the named anchor |
+|---|---|---|---|---|
+| a frontier figure | 1.0 s | t | PASS |  |
+| page: interactive | 2151 ms | t | INFO |  |
+| page: gone | 9 ms | t | INFO |  |
+| a load figure | 48 ms | t | PASS |  |
+
+## Targets not met, and why
+
+text
+
+## Frontier and verdicts (full mode: 1,000,000 points, 10,000 arms)
+
+frontier figures
+
+## Interactive first: hover, fully interactive, analysis at real sizes
+
+old interactive figures
+
+## Dashboard under 50 users (load)
+
+load figures
+"""
+
+
+def test_a_suite_run_replaces_only_its_section_and_rows() -> None:
+    title = "Interactive first: hover, fully interactive, analysis at real sizes"
+    sec = Section(title, notes=["new note"])
+    sec.figures = [
+        Figure("page: interactive", Samples([1.5, 1.5, 1.5]), "t"),
+        Figure("page: new", Samples([0.25, 0.25, 0.25]), "t"),
+    ]
+    out = with_sections(SUITES_RESULTS, [sec])
+    summary = [line for line in out.splitlines() if line.startswith("| ")][1:]
+    assert summary == [
+        "| a frontier figure | 1.0 s | t | PASS |  |",
+        "| page: interactive | 1500 ms | t | INFO |  |",
+        "| page: new | 250 ms | t | INFO |  |",
+        "| page: gone | 9 ms | t | INFO |  |",
+        "| a load figure | 48 ms | t | PASS |  |",
+    ]
+    assert "old interactive figures" not in out and "new note" in out
+    for kept in ("frontier figures", "load figures", "## Targets not met, and why\n\ntext"):
+        assert kept in out
+    assert out.index("new note") < out.index("## Dashboard under 50 users")
+    assert with_sections(out, [sec]) == out  # idempotent

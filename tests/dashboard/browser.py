@@ -32,6 +32,13 @@ def open_page(driver: Any, url: str) -> None:
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#page > *"))
 
 
+def show_tables(driver: Any) -> None:
+    """Scroll the run page's tables into view, as a user would: their grids are built only then
+    (dashboard/assets/paretolens.js)."""
+    wait(driver, lambda d: d.find_elements(By.ID, "tables"))
+    driver.execute_script("document.getElementById('tables').scrollIntoView({block: 'start'})")
+
+
 def chart_points(driver: Any, graph: str = "main-chart") -> int:
     """How many scatter points a chart has drawn."""
     return len(driver.find_elements(By.CSS_SELECTOR, f"#{graph} .scatterlayer .point"))

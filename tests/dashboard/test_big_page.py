@@ -26,7 +26,7 @@ from views import urls
 from views.query.state import RunView
 from views.source import DataSource
 
-from .browser import console_errors, open_page, wait
+from .browser import console_errors, open_page, show_tables, wait
 from .conftest import serving
 
 pytestmark = pytest.mark.browser
@@ -109,7 +109,9 @@ def test_the_5000_point_page_draws_both_charts_and_every_grid_row(
     assert second["ratio"] == max(1, round(ratio)) and second["canvas"] >= second["css"] > 0
     # ... and so are the main chart's (plotly's default would be 2: four times the pixels)
     assert main["ratio"] == max(1, round(ratio)) and main["canvas"] >= main["css"] > 0
-    # rows given to the grid and rendered (AG Grid draws its rows a frame after it has them)
+    # rows given to the grid and rendered (AG Grid draws its rows a frame after it has them),
+    # once the tables are scrolled into view
+    show_tables(driver)
     grid = wait(
         driver,
         lambda d: (g := d.execute_script(GRID)) and g["rows"] and g["shown"] and g,

@@ -29,6 +29,7 @@ from .browser import (
     legend,
     open_page,
     pick,
+    show_tables,
     wait,
     wait_chart,
 )
@@ -100,6 +101,7 @@ def test_switch_an_axis_and_a_filter_then_download_the_csv(
     driver.find_element(By.CSS_SELECTOR, "input[type=checkbox][value=logy]").click()
     wait(driver, lambda d: _yaxis_type(d, "second-chart") == "linear" and "logy" not in _query(d))
     href = "/export/points.csv?unofficialRun=dsr1&y=output_tput_per_gpu&offload=dram"
+    show_tables(driver)
     link = wait(
         driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'#points-box a[href="{href}"]')
     )[0]

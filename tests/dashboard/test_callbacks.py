@@ -9,13 +9,14 @@ from dash import html, no_update
 from dash.exceptions import PreventUpdate
 
 from dashboard.context import AppContext
-from dashboard.ids import COMPARE_CONTROL, CONTROL, INDEX_CONTROL
+from dashboard.ids import COMPARE_CONTROL, CONTROL, INDEX_CONTROL, Id
 from dashboard.pages.compare import CompareCallbacks
 from dashboard.pages.index import IndexCallbacks
 from dashboard.pages.jobs import JobsCallbacks
 from dashboard.pages.launch import LaunchCallbacks
 from dashboard.pages.missing import FetchCallbacks
 from dashboard.pages.run import LOADING, RunCallbacks
+from dashboard.pages.run import layout as run_layout
 from dashboard.pages.run_charts import second_figure, second_frame
 from dashboard.pages.run_tables import points_body
 from views.query.state import CompareView, IndexView, RunView
@@ -92,6 +93,37 @@ def test_tables_update_only_when_what_they_show_changes(ctx: AppContext) -> None
     assert shown == {"pruned": new, "at": new}
     assert _text(bodies[0]) == _text(LOADING) and "points kept in 2 arms" in _text(bodies[3])
     assert all(b is no_update for b in (bodies[1], bodies[2], bodies[4])) and at is not no_update
+
+
+def _store_data(node: Any, store_id: str) -> Any:
+    """The `data` of the store `store_id` in a layout."""
+    if isinstance(node, list | tuple):
+        found = [_store_data(n, store_id) for n in node]
+        return next((f for f in found if f is not None), None)
+    if getattr(node, "id", None) == store_id:
+        return node.data
+    children = getattr(node, "children", None)
+    return None if children is None else _store_data(children, store_id)
+
+
+def test_no_table_is_built_before_the_tables_are_in_view(ctx: AppContext) -> None:
+    """Issue 28: the layout carries the arm ranking; until the tables are scrolled into view
+    (TABLES_VISIBLE) no tab is built, and a control change rebuilds only the ranking."""
+    cb = RunCallbacks(ctx)
+    view = RunView(runs=("dsr1",), at=40.0)
+    shown = _store_data(run_layout(ctx, "?" + view.query()), Id.TABLES_SHOWN)
+    assert shown == {"at": view.data_key()}
+    with pytest.raises(PreventUpdate):  # the ranking of the layout is the view's: nothing to do
+        cb.on_tables(*_controls(view.controls()), None, shown)
+    narrowed = view.replace(offload=("dram",))
+    *bodies, at, after = cb.on_tables(*_controls(narrowed.controls()), None, shown)
+    assert all(b is no_update for b in bodies) and after == {"at": narrowed.data_key()}
+    assert "TP4 EP4 | no spec | kv dram" in _text(at)
+    # scrolled into view: the open tab (points) is built, the ranking is not built again
+    *bodies, at, after = cb.on_tables(*_controls(narrowed.controls()), 1, after)
+    assert at is no_update and bodies[0] is not no_update
+    assert all(b is no_update for b in bodies[1:])
+    assert after == {"at": narrowed.data_key(), "points": narrowed.data_key()}
 
 
 def test_the_points_grid_gets_only_the_columns_it_shows(ctx: AppContext) -> None:

@@ -10,7 +10,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from .browser import console_errors, open_page, wait, wait_chart
+from .browser import console_errors, open_page, show_tables, wait, wait_chart
 
 pytestmark = pytest.mark.browser
 
@@ -55,6 +55,7 @@ def test_a_legend_entry_is_a_switch_enter_hides_and_shows_the_arm(
 def test_enter_on_a_points_grid_row_pins_its_point(driver: Any, live_url: str) -> None:
     open_page(driver, f"{live_url}/inference?unofficialRun=dsr1")
     wait_chart(driver)
+    show_tables(driver)
     cell = wait(
         driver,
         lambda d: d.find_elements(By.CSS_SELECTOR, '#points-grid .ag-row[row-index="2"] .ag-cell'),
