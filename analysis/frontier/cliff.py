@@ -164,18 +164,35 @@ def arm_cliffs(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> ArmCl
 
 
 def _windows_polars(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> pl.DataFrame:
+    """The rules' columns over each arm. Each arm's rows are contiguous, and so are each (arm,
+    load)'s: the per-arm running values (cumulative maximum, shifts, forward fill) are computed
+    over the whole column and cut at the arm boundaries, and the per-arm aggregates are keyed
+    by one ascending run number marked sorted (polars groups it as slices, no hashing)."""
     t = pl.col("__t")
     conc = pl.col(Col.CONC)
-    a = ["__arm"]
-    ordered = frame.with_columns(pl.Series("__arm", arm)).with_columns(
-        __prev=t.cum_max().shift(1).over(a),
-        __best_conc=pl.when(t == t.cum_max()).then(conc).forward_fill().shift(1).over(a),
-        __stops=(t.shift(-1).over(a) < t * (1.0 + params.knee_min_gain)),
+    arm_col = pl.col("__arm")
+    a, same = ["__arm"], ["__load"]
+    starts = np.r_[True, arm[1:] != arm[:-1]] if len(arm) else np.zeros(0, dtype=np.bool_)
+    runs = np.cumsum(starts, dtype=np.int64)
+    ordered = frame.with_columns(
+        pl.Series("__arm", runs).set_sorted(), _cum_max(frame.get_column("__t"), runs)
+    )
+    in_arm_prev, in_arm_next = arm_col.shift(1) == arm_col, arm_col.shift(-1) == arm_col
+    best = pl.when(t == pl.col("__cm")).then(conc)
+    owner = pl.when(best.is_not_null()).then(arm_col).forward_fill()
+    ordered = ordered.with_columns(
+        __best=pl.when(owner == arm_col).then(best.forward_fill()),
+        __load=(conc.ne_missing(conc.shift(1)) | ~in_arm_prev.fill_null(False)).cum_sum(),
+    ).with_columns(
+        pl.col("__load").set_sorted(),
+        __prev=pl.when(in_arm_prev).then(pl.col("__cm").shift(1)),
+        __best_conc=pl.when(in_arm_prev).then(pl.col("__best").shift(1)),
+        __stops=pl.when(in_arm_next).then(t.shift(-1)) < t * (1.0 + params.knee_min_gain),
     )
     ordered = ordered.with_columns(
         # "lower concurrency" is strict: repeated concs share the value of their first row.
-        __prev=pl.col("__prev").first().over([*a, Col.CONC]),
-        __best_conc=pl.col("__best_conc").first().over([*a, Col.CONC]),
+        __prev=pl.col("__prev").first().over(same),
+        __best_conc=pl.col("__best_conc").first().over(same),
         knee_conc=pl.when(pl.col("__stops")).then(conc).min().over(a),
     )
     knee_ttft = pl.col("__ttft").filter(conc == pl.col("knee_conc")).first().over(a)
@@ -185,7 +202,27 @@ def _windows_polars(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> 
         __low=(past & (t < params.tput_fraction * pl.col("__prev"))).fill_null(False),
         __slow=(past & (pl.col("__ttft") > _limit(params))).fill_null(False),
         __errc=(past & (pl.col("__err") > params.error_rate)).fill_null(False),
-    ).drop("__arm", "__stops")
+    ).drop("__arm", "__load", "__stops", "__cm", "__best")
+
+
+def _cum_max(t: pl.Series, runs: IntArray) -> pl.Series:
+    """`t.cum_max()` within each run of equal `runs` (ascending run numbers), as polars computes
+    it: null where t is null, NaN skipped (NaN until a number is seen).
+
+    Values are replaced by their rank among the distinct numbers, offset by the run number times
+    the rank count, so one cumulative maximum over the whole column stays inside each run."""
+    v = t.to_numpy()
+    num = ~np.isnan(v)
+    uniq = np.unique(v[num])
+    base = runs * (len(uniq) + 1)
+    key = base.copy()
+    key[num] += np.searchsorted(uniq, v[num]) + 1
+    seen = np.maximum.accumulate(key) - base  # 0: no number yet in the run
+    out = np.full(len(v), np.nan)
+    out[seen > 0] = uniq[seen[seen > 0] - 1]
+    return pl.Series("__cm", out, dtype=pl.Float64).scatter(
+        np.flatnonzero(t.is_null().to_numpy()), None
+    )
 
 
 def _limit(params: CliffParams) -> pl.Expr:
