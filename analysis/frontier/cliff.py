@@ -32,7 +32,7 @@ from analysis.frontier.codes import (
     nulls_last_key,
     spread,
 )
-from analysis.frontier.dominance import BoolArray, IntArray, order_by
+from analysis.frontier.dominance import BoolArray, IntArray, dense, order_by
 from analysis.frontier.pareto import arm_columns
 from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP, better
@@ -209,17 +209,18 @@ def _cum_max(t: pl.Series, runs: IntArray) -> pl.Series:
     """`t.cum_max()` within each run of equal `runs` (ascending run numbers), as polars computes
     it: null where t is null, NaN skipped (NaN until a number is seen).
 
-    Values are replaced by their rank among the distinct numbers, offset by the run number times
-    the rank count, so one cumulative maximum over the whole column stays inside each run."""
+    Numbers are replaced by their dense rank, offset by the run number times the rank count, so
+    one cumulative maximum over the whole column stays inside each run."""
     v = t.to_numpy()
-    num = ~np.isnan(v)
-    uniq = np.unique(v[num])
-    base = runs * (len(uniq) + 1)
+    num = np.flatnonzero(~np.isnan(v))
+    rank = dense(v[num]) + 1
+    value = np.empty(int(rank.max(initial=0)) + 1)
+    value[rank] = v[num]  # the number of each rank (value[0]: none yet)
+    base = runs * len(value)
     key = base.copy()
-    key[num] += np.searchsorted(uniq, v[num]) + 1
-    seen = np.maximum.accumulate(key) - base  # 0: no number yet in the run
-    out = np.full(len(v), np.nan)
-    out[seen > 0] = uniq[seen[seen > 0] - 1]
+    key[num] += rank
+    seen = np.maximum.accumulate(key) - base
+    out = np.where(seen > 0, value[seen], np.nan)
     return pl.Series("__cm", out, dtype=pl.Float64).scatter(
         np.flatnonzero(t.is_null().to_numpy()), None
     )
