@@ -190,7 +190,9 @@ class FrontierSet(Sequence[Frontier]):
         a, b = int(self._starts[i]), int(self._starts[i + 1])
         values = self._keys.row(i) if self._key_cols else ()
         label = self._labels[i] if self._labels is not None else None
-        concs = self._concs.slice(a, b - a).to_list() if self._concs is not None else [None] * (b - a)
+        concs = (
+            self._concs.slice(a, b - a).to_list() if self._concs is not None else [None] * (b - a)
+        )
         return Frontier(
             key=tuple(zip(self._key_cols, values, strict=True)),
             label=_label(label, values),
