@@ -148,22 +148,27 @@ def cliff_frame(points: pl.DataFrame, params: CliffParams) -> pl.DataFrame:
     )
 
 
-def arm_cliffs(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> ArmCliffs:
+def arm_cliffs(
+    frame: pl.DataFrame, arm: IntArray, params: CliffParams, t_rank: IntArray | None = None
+) -> ArmCliffs:
     """Cliff verdicts of `frame` (a `cliff_frame`) whose rows are in arm order (see ArmCliffs).
 
     Args:
         frame: rows grouped by arm (each arm contiguous), by concurrency (nulls last) within it.
         arm: the arm code of each row.
         params: the thresholds.
+        t_rank: the dense ranks of `__t` when the caller has them (then `__t` has no null or NaN).
     """
-    windows = _windows_polars(frame, arm, params)
+    windows = _windows_polars(frame, arm, params, t_rank)
     post = (windows["__low"] | windows["__slow"] | windows["__errc"]).to_numpy()
     knee, rows = windows.get_column("knee_conc"), windows.filter(pl.Series(post))
     evidence = rows.select(_evidence(params)).to_series()
     return ArmCliffs(knee_conc=knee, post=post, evidence=evidence)
 
 
-def _windows_polars(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> pl.DataFrame:
+def _windows_polars(
+    frame: pl.DataFrame, arm: IntArray, params: CliffParams, t_rank: IntArray | None = None
+) -> pl.DataFrame:
     """The rules' columns over each arm. Each arm's rows are contiguous, and so are each (arm,
     load)'s: the per-arm running values (cumulative maximum, shifts, forward fill) are computed
     over the whole column and cut at the arm boundaries, and the per-arm aggregates are keyed
@@ -175,7 +180,7 @@ def _windows_polars(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> 
     starts = np.r_[True, arm[1:] != arm[:-1]] if len(arm) else np.zeros(0, dtype=np.bool_)
     runs = np.cumsum(starts, dtype=np.int64)
     ordered = frame.with_columns(
-        pl.Series("__arm", runs).set_sorted(), _cum_max(frame.get_column("__t"), runs)
+        pl.Series("__arm", runs).set_sorted(), _cum_max(frame.get_column("__t"), runs, t_rank)
     )
     in_arm_prev, in_arm_next = arm_col.shift(1) == arm_col, arm_col.shift(-1) == arm_col
     best = pl.when(t == pl.col("__cm")).then(conc)
@@ -205,15 +210,16 @@ def _windows_polars(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> 
     ).drop("__arm", "__load", "__stops", "__cm", "__best")
 
 
-def _cum_max(t: pl.Series, runs: IntArray) -> pl.Series:
+def _cum_max(t: pl.Series, runs: IntArray, rank: IntArray | None = None) -> pl.Series:
     """`t.cum_max()` within each run of equal `runs` (ascending run numbers), as polars computes
     it: null where t is null, NaN skipped (NaN until a number is seen).
 
     Numbers are replaced by their dense rank, offset by the run number times the rank count, so
-    one cumulative maximum over the whole column stays inside each run."""
+    one cumulative maximum over the whole column stays inside each run (`rank`: the dense
+    ranks of t when the caller has them, t then holding no null or NaN)."""
     v = t.to_numpy()
-    num = np.flatnonzero(~np.isnan(v))
-    rank = dense(v[num]) + 1
+    num = np.flatnonzero(~np.isnan(v)) if rank is None else np.arange(len(v))
+    rank = (dense(v[num]) if rank is None else rank) + 1
     value = np.empty(int(rank.max(initial=0)) + 1)
     value[rank] = v[num]  # the number of each rank (value[0]: none yet)
     base = runs * len(value)
