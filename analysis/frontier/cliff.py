@@ -12,9 +12,10 @@ hold (each threshold is a `CliffParams` field):
 Post-cliff points must be removed before dominance is judged: past the cliff a point can look
 non-dominated (low TPOT, high interactivity) while its queue explodes.
 
-The rules are one implementation: polars window expressions over each arm (`_windows_polars`),
-sized for real pages (a 10,000-point page in a few tens of milliseconds; `benchmarks/` measures
-it).
+The rules are one implementation: polars expressions over the rows grouped by arm
+(`_windows_polars`: running values over the whole column cut at the arm boundaries, aggregates
+keyed by sorted run numbers), sized for real pages and whole histories (`benchmarks/` measures
+them).
 """
 
 from __future__ import annotations
