@@ -12,9 +12,10 @@ hold (each threshold is a `CliffParams` field):
 Post-cliff points must be removed before dominance is judged: past the cliff a point can look
 non-dominated (low TPOT, high interactivity) while its queue explodes.
 
-The rules are one implementation: polars window expressions over each arm (`_windows_polars`),
-sized for real pages (a 10,000-point page in a few tens of milliseconds; `benchmarks/` measures
-it).
+The rules are one implementation: polars expressions over the rows grouped by arm
+(`_windows_polars`: running values over the whole column cut at the arm boundaries, aggregates
+keyed by sorted run numbers), sized for real pages and whole histories (`benchmarks/` measures
+them).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from analysis.frontier.codes import (
     nulls_last_key,
     spread,
 )
-from analysis.frontier.dominance import BoolArray, IntArray, order_by
+from analysis.frontier.dominance import BoolArray, IntArray, dense, order_by
 from analysis.frontier.pareto import arm_columns
 from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP, better
@@ -148,34 +149,56 @@ def cliff_frame(points: pl.DataFrame, params: CliffParams) -> pl.DataFrame:
     )
 
 
-def arm_cliffs(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> ArmCliffs:
+def arm_cliffs(
+    frame: pl.DataFrame, arm: IntArray, params: CliffParams, t_rank: IntArray | None = None
+) -> ArmCliffs:
     """Cliff verdicts of `frame` (a `cliff_frame`) whose rows are in arm order (see ArmCliffs).
 
     Args:
         frame: rows grouped by arm (each arm contiguous), by concurrency (nulls last) within it.
         arm: the arm code of each row.
         params: the thresholds.
+        t_rank: the dense ranks of `__t` when the caller has them (then `__t` has no null or NaN).
     """
-    windows = _windows_polars(frame, arm, params)
+    windows = _windows_polars(frame, arm, params, t_rank)
     post = (windows["__low"] | windows["__slow"] | windows["__errc"]).to_numpy()
     knee, rows = windows.get_column("knee_conc"), windows.filter(pl.Series(post))
     evidence = rows.select(_evidence(params)).to_series()
     return ArmCliffs(knee_conc=knee, post=post, evidence=evidence)
 
 
-def _windows_polars(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> pl.DataFrame:
+def _windows_polars(
+    frame: pl.DataFrame, arm: IntArray, params: CliffParams, t_rank: IntArray | None = None
+) -> pl.DataFrame:
+    """The rules' columns over each arm. Each arm's rows are contiguous, and so are each (arm,
+    load)'s: the per-arm running values (cumulative maximum, shifts, forward fill) are computed
+    over the whole column and cut at the arm boundaries, and the per-arm aggregates are keyed
+    by one ascending run number marked sorted (polars groups it as slices, no hashing)."""
     t = pl.col("__t")
     conc = pl.col(Col.CONC)
-    a = ["__arm"]
-    ordered = frame.with_columns(pl.Series("__arm", arm)).with_columns(
-        __prev=t.cum_max().shift(1).over(a),
-        __best_conc=pl.when(t == t.cum_max()).then(conc).forward_fill().shift(1).over(a),
-        __stops=(t.shift(-1).over(a) < t * (1.0 + params.knee_min_gain)),
+    arm_col = pl.col("__arm")
+    a, same = ["__arm"], ["__load"]
+    starts = np.r_[True, arm[1:] != arm[:-1]] if len(arm) else np.zeros(0, dtype=np.bool_)
+    runs = np.cumsum(starts, dtype=np.int64)
+    ordered = frame.with_columns(
+        pl.Series("__arm", runs).set_sorted(), _cum_max(frame.get_column("__t"), runs, t_rank)
+    )
+    in_arm_prev, in_arm_next = arm_col.shift(1) == arm_col, arm_col.shift(-1) == arm_col
+    best = pl.when(t == pl.col("__cm")).then(conc)
+    owner = pl.when(best.is_not_null()).then(arm_col).forward_fill()
+    ordered = ordered.with_columns(
+        __best=pl.when(owner == arm_col).then(best.forward_fill()),
+        __load=(conc.ne_missing(conc.shift(1)) | ~in_arm_prev.fill_null(False)).cum_sum(),
+    ).with_columns(
+        pl.col("__load").set_sorted(),
+        __prev=pl.when(in_arm_prev).then(pl.col("__cm").shift(1)),
+        __best_conc=pl.when(in_arm_prev).then(pl.col("__best").shift(1)),
+        __stops=pl.when(in_arm_next).then(t.shift(-1)) < t * (1.0 + params.knee_min_gain),
     )
     ordered = ordered.with_columns(
         # "lower concurrency" is strict: repeated concs share the value of their first row.
-        __prev=pl.col("__prev").first().over([*a, Col.CONC]),
-        __best_conc=pl.col("__best_conc").first().over([*a, Col.CONC]),
+        __prev=pl.col("__prev").first().over(same),
+        __best_conc=pl.col("__best_conc").first().over(same),
         knee_conc=pl.when(pl.col("__stops")).then(conc).min().over(a),
     )
     knee_ttft = pl.col("__ttft").filter(conc == pl.col("knee_conc")).first().over(a)
@@ -185,7 +208,29 @@ def _windows_polars(frame: pl.DataFrame, arm: IntArray, params: CliffParams) -> 
         __low=(past & (t < params.tput_fraction * pl.col("__prev"))).fill_null(False),
         __slow=(past & (pl.col("__ttft") > _limit(params))).fill_null(False),
         __errc=(past & (pl.col("__err") > params.error_rate)).fill_null(False),
-    ).drop("__arm", "__stops")
+    ).drop("__arm", "__load", "__stops", "__cm", "__best")
+
+
+def _cum_max(t: pl.Series, runs: IntArray, rank: IntArray | None = None) -> pl.Series:
+    """`t.cum_max()` within each run of equal `runs` (ascending run numbers), as polars computes
+    it: null where t is null, NaN skipped (NaN until a number is seen).
+
+    Numbers are replaced by their dense rank, offset by the run number times the rank count, so
+    one cumulative maximum over the whole column stays inside each run (`rank`: the dense
+    ranks of t when the caller has them, t then holding no null or NaN)."""
+    v = t.to_numpy()
+    num = np.flatnonzero(~np.isnan(v)) if rank is None else np.arange(len(v))
+    rank = (dense(v[num]) if rank is None else rank) + 1
+    value = np.empty(int(rank.max(initial=0)) + 1)
+    value[rank] = v[num]  # the number of each rank (value[0]: none yet)
+    base = runs * len(value)
+    key = base.copy()
+    key[num] += rank
+    seen = np.maximum.accumulate(key) - base
+    out = np.where(seen > 0, value[seen], np.nan)
+    return pl.Series("__cm", out, dtype=pl.Float64).scatter(
+        np.flatnonzero(t.is_null().to_numpy()), None
+    )
 
 
 def _limit(params: CliffParams) -> pl.Expr:

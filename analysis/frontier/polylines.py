@@ -1,17 +1,20 @@
-"""Frontier polylines: each frontier's points as tuples sorted by x, ready to draw.
+"""Frontier polylines: each frontier's points sorted by x, ready to draw.
 
-At a million points the arm frontiers hold about half of them, so the tuples are built from
-whole columns at once (one `to_list` per column, then slices), not row by row.
+At a million points the arm frontiers hold about half of them in over 100,000 frontiers, so a
+result keeps them as columns (`FrontierSet`: one array per value, offsets per frontier) and makes
+a `Frontier` object only for the frontiers that are read; iterating makes them all from whole
+columns at once (one `to_list` per column, then slices), not row by row.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import pairwise
+from typing import overload
 
 import numpy as np
 import polars as pl
@@ -101,19 +104,18 @@ class LineSet:
 class FrontierLines:
     """What the group and arm polylines of one result are built from.
 
-    At a million points they are 11,000 Frontier objects holding half a million points (most of
-    the result's Python objects), which the table, the CLI and the exports never read: results
-    build them on first use (`build`) and keep them.
+    At a million points they are over 100,000 frontiers holding half a million points, which the
+    table, the CLI and the exports never read: results order them on first use (`build`) into
+    columnar `FrontierSet`s and keep them.
     """
 
     cols: PolylineColumns
     group: LineSet
     arm: LineSet
 
-    def build(self) -> tuple[tuple[Frontier, ...], tuple[Frontier, ...]]:
+    def build(self) -> tuple[FrontierSet, FrontierSet]:
         """(group frontiers, arm frontiers)."""
-        with collector_paused():
-            return polylines(self.cols, self.group), polylines(self.cols, self.arm)
+        return polylines(self.cols, self.group), polylines(self.cols, self.arm)
 
 
 class LazyFrontiers:
@@ -123,26 +125,145 @@ class LazyFrontiers:
     lines: FrontierLines
 
     @cached_property
-    def _frontiers(self) -> tuple[tuple[Frontier, ...], tuple[Frontier, ...]]:
+    def _frontiers(self) -> tuple[FrontierSet, FrontierSet]:
         return self.lines.build()
 
     @property
-    def group_frontiers(self) -> tuple[Frontier, ...]:
+    def group_frontiers(self) -> FrontierSet:
         """The envelope of each comparison group, x ascending (built on first use, then kept)."""
         return self._frontiers[0]
 
     @property
-    def arm_frontiers(self) -> tuple[Frontier, ...]:
+    def arm_frontiers(self) -> FrontierSet:
         """The frontier of each (group, run, arm), x ascending (built on first use, then kept)."""
         return self._frontiers[1]
 
 
-def polylines(cols: PolylineColumns, lines: LineSet) -> tuple[Frontier, ...]:
-    """One Frontier per distinct code of `lines`, in key order (build many inside
-    `collector_paused()`)."""
+class FrontierSet(Sequence[Frontier]):
+    """Frontiers held as columns: every frontier's points, in order, in one array per value
+    (`ids`, `xs`, `ys`, `concs`), frontier i at `starts[i]:starts[i + 1]`, and one row of key
+    values per frontier.
+
+    A `Frontier` object is made only when a frontier is read (`fs[i]`); iterating makes them all
+    at once (inside `collector_paused`) and keeps them. It compares equal to the tuple of its
+    frontiers.
+    """
+
+    __slots__ = ("_all", "_cols", "_concs", "_ids", "_key_cols", "_keys", "_labels", "_starts",
+                 "_xs", "_ys")  # fmt: skip
+
+    def __init__(
+        self,
+        cols: PolylineColumns,
+        at: IntArray,
+        starts: IntArray,
+        keys: pl.DataFrame,
+        labels: pl.Series | None,
+    ) -> None:
+        self._cols = cols
+        self._ids = cols.ids.gather(at)
+        self._xs = cols.xs.gather(at)
+        self._ys = cols.ys.gather(at)
+        self._concs = cols.concs.gather(at) if cols.concs is not None else None
+        self._starts = np.r_[starts, len(at)].astype(np.int64)
+        self._keys = keys
+        self._key_cols = tuple(keys.columns)
+        self._labels = labels
+        self._all: tuple[Frontier, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self._starts) - 1
+
+    @overload
+    def __getitem__(self, i: int) -> Frontier: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Frontier, ...]: ...
+    def __getitem__(self, i: int | slice) -> Frontier | tuple[Frontier, ...]:
+        if isinstance(i, slice):
+            return tuple(self)[i]
+        if self._all is not None:
+            return self._all[i]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"frontier {i} of {n}")
+        i %= n
+        a, b = int(self._starts[i]), int(self._starts[i + 1])
+        values = self._keys.row(i) if self._key_cols else ()
+        label = self._labels[i] if self._labels is not None else None
+        concs = (
+            self._concs.slice(a, b - a).to_list() if self._concs is not None else [None] * (b - a)
+        )
+        return Frontier(
+            key=tuple(zip(self._key_cols, values, strict=True)),
+            label=_label(label, values),
+            x=self._cols.x,
+            y=self._cols.y,
+            point_ids=tuple(self._ids.slice(a, b - a).to_list()),
+            xs=tuple(self._xs.slice(a, b - a).to_list()),
+            ys=tuple(self._ys.slice(a, b - a).to_list()),
+            concs=tuple(concs),
+        )
+
+    def __iter__(self) -> Iterator[Frontier]:
+        if self._all is None:
+            with collector_paused():
+                self._all = self._build_all()
+        return iter(self._all)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FrontierSet | tuple):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"FrontierSet({len(self)} frontiers, {len(self._ids)} points)"
+
+    def _build_all(self) -> tuple[Frontier, ...]:
+        """Every Frontier, from whole columns at once (one `to_list` per column, then slices)."""
+        n = len(self)
+        if n == 0:
+            return ()
+        key_cols = self._key_cols
+        key_values = self._keys.rows() if key_cols else [()] * n
+        labels = self._labels.to_list() if self._labels is not None else [None] * n
+        ids, xs, ys = self._ids.to_list(), self._xs.to_list(), self._ys.to_list()
+        concs = self._concs.to_list() if self._concs is not None else [None] * len(ids)
+        cuts = [slice(a, b) for a, b in pairwise(self._starts.tolist())]
+        pairs: dict[tuple[str, object], tuple[str, object]] = {}  # arms share most key values
+        x, y = self._cols.x, self._cols.y
+        out = []
+        for values, cut, label in zip(key_values, cuts, labels, strict=True):
+            key = tuple(pairs.setdefault(kv, kv) for kv in zip(key_cols, values, strict=True))
+            out.append(
+                Frontier(
+                    key=key,
+                    label=_label(label, values),
+                    x=x,
+                    y=y,
+                    point_ids=tuple(ids[cut]),
+                    xs=tuple(xs[cut]),
+                    ys=tuple(ys[cut]),
+                    concs=tuple(concs[cut]),
+                )
+            )
+        return tuple(out)
+
+
+def _label(label: object, values: Sequence[object]) -> str:
+    """The arm label when there is one, else the group values joined."""
+    return str(label or " / ".join(str(v) for v in values if v is not None))
+
+
+def polylines(cols: PolylineColumns, lines: LineSet) -> FrontierSet:
+    """One frontier per distinct code of `lines`, in key order, as a columnar `FrontierSet`."""
     rows, codes, keys, x_rank, arm = lines.rows, lines.codes, lines.keys, lines.x_rank, lines.arm
+    key_cols = [c for c in keys.columns if c != "__rank"]
+    none = np.zeros(0, dtype=np.int64)
     if len(rows) == 0:
-        return ()
+        return FrontierSet(cols, none, none, keys.select(key_cols).clear(), None)
     rank = keys.get_column("__rank").to_numpy()[codes]
     order = order_by(rank, x_rank)
     rs, xr = rank[order], x_rank[order]
@@ -153,34 +274,6 @@ def polylines(cols: PolylineColumns, lines: LineSet) -> tuple[Frontier, ...]:
         rs = rank[order]
     at = rows[order]
     starts = np.flatnonzero(np.r_[True, rs[1:] != rs[:-1]])
-    bounds = [*starts.tolist(), len(at)]
-    key_cols = [c for c in keys.columns if c != "__rank"]
     first = gather(keys.select(key_cols), codes[order][starts])
-    key_values = list(zip(*(first.get_column(c).to_list() for c in key_cols), strict=True))
-    if not key_cols:
-        key_values = [()] * len(starts)
-    ids = cols.ids.gather(at).to_list()
-    xs, ys = cols.xs.gather(at).to_list(), cols.ys.gather(at).to_list()
-    concs = cols.concs.gather(at).to_list() if cols.concs is not None else [None] * len(at)
-    labels: list[object] = [None] * len(starts)
-    if arm and cols.labels is not None:
-        labels = cols.labels.gather(at[starts]).to_list()
-    cuts = [slice(a, b) for a, b in pairwise(bounds)]
-    pairs: dict[tuple[str, object], tuple[str, object]] = {}  # arms share most key values
-    out = []
-    for i, (values, cut) in enumerate(zip(key_values, cuts, strict=True)):
-        name = labels[i] or " / ".join(str(v) for v in values if v is not None)
-        key = tuple(pairs.setdefault(kv, kv) for kv in zip(key_cols, values, strict=True))
-        out.append(
-            Frontier(
-                key=key,
-                label=str(name),
-                x=cols.x,
-                y=cols.y,
-                point_ids=tuple(ids[cut]),
-                xs=tuple(xs[cut]),
-                ys=tuple(ys[cut]),
-                concs=tuple(concs[cut]),
-            )
-        )
-    return tuple(out)
+    labels = cols.labels.gather(at[starts]) if arm and cols.labels is not None else None
+    return FrontierSet(cols, at, starts, first, labels)

@@ -334,7 +334,9 @@ def _judge_rows(
         else:
             by = order_by(arm, load[v_rows], v_rows)
             seq, v_rows, arm = valid[by], v_rows[by], arm[by]
-    cl = arm_cliffs(gather(cliff_frame(points, cliff), v_rows), arm, cliff)
+    # the cliff rules' throughput is usually y, whose ranks on these rows are known
+    t_rank = y_rank[seq] if cliff.tput == y else None
+    cl = arm_cliffs(gather(cliff_frame(points, cliff), v_rows), arm, cliff, t_rank)
     post = np.zeros(n, dtype=np.bool_)
     post[seq] = cl.post
     invalid = unplaceable | (failing & ~post)

@@ -57,6 +57,27 @@ def test_equal_points_are_on_the_frontier_and_weakly_dominated_points_are_not() 
     )  # fmt: skip
 
 
+def test_a_frontier_read_alone_equals_the_same_frontier_read_in_a_pass() -> None:
+    # groups 0 and 1, arms a0..a2: the arm frontiers are a0 {p0, p1}, a1 {p2}, a2 {p3, p4}
+    #   (p5 (1, 1) is dominated inside a2 by p3 (2, 5))
+    f = _frame([1, 3, 2, 2, 4, 1], [9, 4, 6, 5, 1, 1], groups=[0, 0, 1, 2, 2, 2])
+    f = f.with_columns(g=pl.Series([0, 0, 0, 1, 1, 1]))
+    res = compute_frontiers(f, by=["g"])
+    arms = res.arm_frontiers
+    assert len(arms) == 3
+    one = arms[-1]  # made alone, before any pass over the set
+    assert one == Frontier(key=(("g", 1), (Col.RUN_ID, "r"), (Col.ARM_ID, "a2")), label="1 / r / a2",
+                           x=X, y=Y, point_ids=("p3", "p4"), xs=(2.0, 4.0), ys=(5.0, 1.0),
+                           concs=(None, None))  # fmt: skip
+    assert arms[0].point_ids == ("p0", "p1") and arms[1].point_ids == ("p2",)
+    assert tuple(arms) == (arms[0], arms[1], one) == arms
+    assert arms[2] is tuple(arms)[2]  # after a pass, reads return the kept objects
+    assert arms[0:2] == tuple(arms)[0:2]
+    with pytest.raises(IndexError):
+        arms[3]
+    assert compute_frontiers(f.clear(), by=["g"]).arm_frontiers == ()
+
+
 def test_lower_is_better_metrics_are_flipped_by_the_schema() -> None:
     # p90_ttft is lower-better: (15, 3.0 s) is dominated by (20, 2.0 s); the others trade off.
     f = _frame([10, 20, 15], [1.0, 2.0, 3.0], y=Col.P90_TTFT)
