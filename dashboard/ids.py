@@ -93,6 +93,7 @@ class Id(StrEnum):
     INDEX_ACTIONS = "index-actions"
     INDEX_EMPTY = "index-empty"
     INDEX_EXPORTS = "index-exports"
+    INDEX_PAGER = "index-pager"
     # compare
     COMPARE_CHART = "compare-chart"
     COMPARE_BODY = "compare-body"

@@ -123,7 +123,9 @@ class DataSource:
 
         def read() -> pl.DataFrame:
             runs = self.summaries.runs_with(Col.ARM_ID, arms)
-            return self.store.points(runs).filter(pl.col(Col.ARM_ID).is_in(list(arms)))
+            # The arm filter inside the scan: the runs' other arms' rows are never gathered.
+            wanted = pl.col(Col.ARM_ID).is_in(list(arms))
+            return self.store.collect(lambda lf: lf.filter(wanted), runs)
 
         return self._cache.get(("arm_points", tuple(arms), self.store.version()), read)
 

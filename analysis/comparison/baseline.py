@@ -38,6 +38,7 @@ MAIN = "main"
 _MODEL_KEY = "__model_key"
 _WHEN = "__created_at"
 _SOURCE_RUN = "__source_run"
+_ROW = "__row"
 _LOAD = (Col.CONC, Col.REQUEST_RATE)
 
 
@@ -88,7 +89,11 @@ def latest_main_baseline(
     columns = points.columns
     mine = points.filter(pl.col(Col.RUN_ID) == run_id)
     mains = _main_runs(runs_catalog, run_id, branch)
-    others = points.join(mains, on=Col.RUN_ID, how="inner")
+    # The matching runs on the columns it reads and a row number; the chosen rows are taken
+    # whole at the end (joining and sorting every column of the main runs' points cost most).
+    plain = [str(c) for c in ARM_KEY if c != Col.MODEL_PREFIX]
+    narrow = list(dict.fromkeys([Col.RUN_ID, Col.POINT_ID, Col.MODEL_PREFIX, *plain, *_LOAD]))
+    others = points.select(*narrow).with_row_index(_ROW).join(mains, on=Col.RUN_ID, how="inner")
     if not mine.height or not others.height:
         return points.clear()
     mine_n, keys = _config_columns(mine)
@@ -110,9 +115,10 @@ def latest_main_baseline(
     newest = joined.sort(
         [_WHEN, _SOURCE_RUN, Col.POINT_ID], descending=True, nulls_last=True
     ).unique([f"__t_{Col.ARM_ID}", *loads], keep="first", maintain_order=True)
-    out = newest.with_columns(
-        *[pl.col(f"__t_{c}").alias(c) for c in ident],
-        pl.lit(baseline_id, pl.String).alias(Col.RUN_ID),
+    taken = [*keys, *loads]
+    chosen = newest.select(*taken, *[pl.col(f"__t_{c}").alias(c) for c in ident if c not in taken])
+    out = points[newest.get_column(_ROW)].with_columns(
+        *chosen.get_columns(), pl.lit(baseline_id, pl.String).alias(Col.RUN_ID)
     )
     order = [Col.ARM_LABEL, Col.CONC, Col.REQUEST_RATE]
     return out.select(columns).sort(order, nulls_last=True)

@@ -8,6 +8,7 @@ frontiers. Arms present in only one run are listed.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -165,6 +166,8 @@ def compare_runs(
     fronts: dict[tuple[object, object], Frontier] = {
         (dict(f.key)[Col.RUN_ID], dict(f.key)[Col.ARM_ID]): f for f in a.arm_frontiers
     }
+    # Matched loads per arm, counted once (a filter per arm cost 3 ms each, 40 arms a page).
+    matched_loads = Counter(a for a in per.get_column(Col.ARM_ID).to_list() if a is not None)
     arm_rows = []
     for arm in matched.iter_rows(named=True):
         fb, fc = (
@@ -172,7 +175,7 @@ def compare_runs(
             fronts.get((candidate_run, arm[Col.ARM_ID])),
         )
         gap = frontier_gap(fb, fc) if fb is not None and fc is not None else None
-        n = per.filter(pl.col(Col.ARM_ID) == arm[Col.ARM_ID]).height
+        n = matched_loads.get(arm[Col.ARM_ID], 0)
         arm_rows.append(
             {
                 Col.ARM_ID.value: arm[Col.ARM_ID],

@@ -12,11 +12,12 @@ from dashboard.figures.style import (
     Figure,
     arm_color,
     base_layout,
+    fields_trace,
     hovertemplate,
     inert,
     line_trace,
     name_column,
-    points_trace,
+    point_fields,
     token,
 )
 from ingest.contract.col import Col
@@ -33,32 +34,36 @@ def compare_figure(
     rows = plane.filter(
         pl.col("x").is_not_null() & pl.col("y").is_not_null() & (pl.col("verdict") != "invalid")
     )
-    series = rows.partition_by(Col.ARM_ID, Col.RUN_ID, as_dict=True, maintain_order=True)
     name_col = name_column(rows)
-    arms = rows.select(Col.ARM_ID, name_col).unique().sort(name_col, Col.ARM_ID)
+    # Every trace's fields from one polars query; traces pick their rows by index (a query per
+    # trace cost 0.3 s for the 76 traces of a whole-history comparison).
+    f = point_fields(
+        rows, run_index={}, compact=False, labels=None, extra=(Col.ARM_ID, Col.RUN_ID, name_col)
+    )
+    series: dict[tuple[Any, Any], list[int]] = {}
+    for i, key in enumerate(zip(f[Col.ARM_ID], f[Col.RUN_ID], strict=True)):
+        series.setdefault(key, []).append(i)
+    xs = f["x"]
+    arms = sorted({(str(n), a) for a, n in zip(f[Col.ARM_ID], f[name_col], strict=True)})
     traces: list[dict[str, Any]] = []
-    for arm_id, arm_label in arms.iter_rows():
+    for arm_label, arm_id in arms:
         color = arm_color(arm_order.get(arm_id, 0))
         for run, role, dash, symbol in roles:
             part = series.get((arm_id, run))
             if part is None:
                 continue
-            part, tok, name = part.sort("x"), token(arm_id, run), inert(f"{arm_label} · {role}")
+            # Along x (NaN last, as polars sorts), ties in row order.
+            ix = sorted(part, key=lambda i: (xs[i] != xs[i], xs[i]))
+            tok, name = token(arm_id, run), inert(f"{arm_label} · {role}")
             line = lines.get((arm_id, run))
             if line is not None:
                 traces.append(
                     line_trace(line.xs, line.ys, name=name, color=color, dash=dash, tok=tok)
                 )
-            trace = points_trace(
-                part,
-                kind="scatter",
-                name=name,
-                color=color,
-                run_index={},
-                labels=None,
-                template=template,
-                tok=tok,
-            )
+            trace = fields_trace(
+                f, ix, kind="scatter", name=name, color=color, labels=False,
+                template=template, tok=tok,
+            )  # fmt: skip
             trace["marker"]["symbol"] = symbol
             traces.append(trace)
     layout = base_layout(

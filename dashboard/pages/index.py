@@ -25,6 +25,8 @@ COLUMNS = (
     RunCol.REJECT_COUNT, RunCol.SOURCE,
 )  # fmt: skip
 HREF = "_href"
+# Runs per page of the grid: the server sends one page (3,000 runs were 1.6 MB of layout).
+PAGE_SIZE = 100
 
 
 def _values(catalog: pl.DataFrame, col: str) -> list[str]:
@@ -34,12 +36,38 @@ def _values(catalog: pl.DataFrame, col: str) -> list[str]:
     return sorted(v for v in vals.unique().to_list() if v)
 
 
-def grid_rows(table: Table) -> list[dict[str, Any]]:
+def grid_rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
     """Grid rows with the link of each run's page."""
-    return [{**r, HREF: urls.runs(str(r[RunCol.RUN_ID]))} for r in c.rows(table.frame)]
+    return [{**r, HREF: urls.runs(str(r[RunCol.RUN_ID]))} for r in c.rows(frame)]
 
 
-def _grid(table: Table) -> Any:
+def page_of(table: Table, view: IndexView) -> tuple[pl.DataFrame, int, int]:
+    """The rows of the view's page of `table`, the page shown (past the last: the last) and
+    the number of pages (at least 1)."""
+    pages = max(1, -(-table.frame.height // PAGE_SIZE))
+    page = min(view.page, pages)
+    return table.frame.slice((page - 1) * PAGE_SIZE, PAGE_SIZE), page, pages
+
+
+def pager(view: IndexView, total: int, page: int, pages: int) -> list[Any]:
+    """Which runs the grid shows and links to the pages around it (nothing on one page)."""
+    if pages <= 1:
+        return []
+    first = (page - 1) * PAGE_SIZE + 1
+    last = min(total, page * PAGE_SIZE)
+
+    def link(text: str, to: int) -> Any:
+        return html.A(text, href="/?" + view.replace(page=to).query(), className="page-link")
+
+    parts: list[Any] = [f"runs {first:,}–{last:,} of {total:,} · page {page} of {pages}"]
+    if page > 1:
+        parts += [" · ", link("« first", 1), " · ", link("‹ previous", page - 1)]
+    if page < pages:
+        parts += [" · ", link("next ›", page + 1), " · ", link(f"last ({pages}) »", pages)]
+    return parts
+
+
+def _grid(table: Table, rows: pl.DataFrame) -> Any:
     g = c.grid(
         Id.INDEX_GRID,
         table,
@@ -50,7 +78,7 @@ def _grid(table: Table) -> Any:
         row_id=RunCol.RUN_ID,
         to_width=True,  # at 1,400 px every column on screen (issue 27 item 8)
     )
-    g.rowData = grid_rows(table)
+    g.rowData = grid_rows(rows)
     wide = {RunCol.TITLE: 3, RunCol.RUN_ID: 2, RunCol.CREATED_AT: 2, Col.MODEL_PREFIX: 2}
     for col in g.columnDefs:
         col["flex"] = wide.get(col["field"], 1)
@@ -64,6 +92,7 @@ def layout(app: AppContext, query: str) -> Any:
     view, notes = IndexView.parse(query)
     catalog = app.source.catalog()
     table = index_table(app.source, view)
+    rows, page, pages = page_of(table, view)
     filters = [
         html.Div(
             [
@@ -136,7 +165,10 @@ def layout(app: AppContext, query: str) -> Any:
                     html.Div(
                         [
                             html.H2(f"Runs ({catalog.height} in {app.source.store.root})"),
-                            html.Span(c.export_links("runs", view.query()), id=Id.INDEX_EXPORTS),
+                            html.Span(
+                                c.export_links("runs", view.replace(page=1).query()),
+                                id=Id.INDEX_EXPORTS,
+                            ),
                         ],
                         className="section-head",
                     ),
@@ -145,7 +177,12 @@ def layout(app: AppContext, query: str) -> Any:
                         html.Span("Tick runs to overlay or compare them.", className="muted small"),
                         id=Id.INDEX_ACTIONS,
                     ),
-                    _grid(table),
+                    _grid(table, rows),
+                    html.Div(
+                        pager(view, table.frame.height, page, pages),
+                        id=Id.INDEX_PAGER,
+                        className="muted small",
+                    ),
                 ],
                 className="card",
             ),
@@ -180,7 +217,7 @@ def register(dash_app: Dash, app: AppContext) -> None:
     cb = IndexCallbacks(app)
     dash_app.callback(
         Output(Id.LOCATION, "search", allow_duplicate=True), Output(Id.INDEX_GRID, "rowData"), Output(Id.INDEX_EXPORTS, "children"),
-        Input(control(ALL, INDEX_CONTROL), "value"), State(control(ALL, INDEX_CONTROL), "id"), prevent_initial_call=True,
+        Output(Id.INDEX_PAGER, "children"), Input(control(ALL, INDEX_CONTROL), "value"), State(control(ALL, INDEX_CONTROL), "id"), prevent_initial_call=True,
     )(cb.on_filters)  # fmt: skip
     dash_app.callback(
         Output(Id.INDEX_ACTIONS, "children"),
@@ -196,12 +233,16 @@ class IndexCallbacks:
         self.app = app
 
     def on_filters(self, values: list[Any], ids: list[dict[str, Any]]) -> tuple[Any, ...]:
-        """Filters write the URL and refill the grid."""
+        """Filters write the URL and refill the grid from its first page."""
         view, _ = IndexView.from_controls(forged.control_values(values, ids))
+        view = view.replace(page=1)
+        table = index_table(self.app.source, view)
+        rows, page, pages = page_of(table, view)
         return (
             "?" + view.query(),
-            grid_rows(index_table(self.app.source, view)),
+            grid_rows(rows),
             c.export_links("runs", view.query()),
+            pager(view, table.frame.height, page, pages),
         )
 
     @staticmethod

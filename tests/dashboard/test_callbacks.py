@@ -178,7 +178,7 @@ def test_display_only_changes_patch_the_drawn_charts(ctx: AppContext) -> None:
 
 def test_index_filters_and_selection(ctx: AppContext) -> None:
     cb = IndexCallbacks(ctx)
-    search, rows, _exports = cb.on_filters(
+    search, rows, _exports, _pager = cb.on_filters(
         *_controls(IndexView(q="dsr1").controls(), INDEX_CONTROL)
     )
     assert search == "?q=dsr1" and [r["run_id"] for r in rows] == ["dsr1-rerun", "dsr1"]

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, StringConstraints, field_validator
+from pydantic import AfterValidator, Field, StringConstraints, field_validator
 
 from analysis.comparison.baseline import MAIN as MAIN_BASELINE
 from analysis.cost import format_hwcost, parse_hwcost
@@ -274,6 +274,9 @@ class IndexView(View):
     status: Values = ()
     since: str = ""
     until: str = ""
+    # The page of the filtered runs the grid shows (the server sends one page of runs; past the
+    # last page shows the last). Filters start again at page 1.
+    page: Annotated[int, Field(ge=1)] = 1
 
     @field_validator("since", "until")
     @classmethod
