@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -17,8 +18,14 @@ TIMEOUT = 30.0
 
 
 def wait(driver: Any, check: Callable[[Any], T], timeout: float = TIMEOUT) -> T:
-    """Wait until `check(driver)` is truthy and return it."""
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: check(d) or False)  # type: ignore[no-any-return]
+    """Wait until `check(driver)` is truthy and return it. A check that meets an element Dash
+    has just replaced (stale) or not yet added is tried again: the page is still rendering."""
+    return WebDriverWait(  # type: ignore[no-any-return]
+        driver,
+        timeout,
+        poll_frequency=0.05,
+        ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
+    ).until(lambda d: check(d) or False)
 
 
 def console_errors(driver: Any) -> list[str]:

@@ -204,3 +204,18 @@ def driver(browser_downloads: Path) -> Iterator[Any]:
     finally:
         drv.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _leave_the_page(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A browser test starts on a blank page with a drained console log and leaves its page
+    before its servers stop, so a callback still in flight never reaches a closed port and no
+    test reads another's console errors."""
+    if "driver" not in request.fixturenames:
+        yield
+        return
+    drv = request.getfixturevalue("driver")
+    drv.get("about:blank")
+    drv.get_log("browser")
+    yield
+    drv.get("about:blank")

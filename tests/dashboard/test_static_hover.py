@@ -166,7 +166,8 @@ def test_static_chart_answers_a_hover_before_plotly(driver: Any, live_url: str) 
         # the live page takes over (here without plotly, once it gives up waiting for the
         # chart) and pins the same point: the address and the detail panel say so
         wait(driver, lambda d: f"point={pin}" in d.current_url, timeout=60)
-        assert "1376.8" in driver.find_element(By.ID, "detail").text
+        # the address changes first; the detail panel is the pin callback's answer
+        wait(driver, lambda d: "1376.8" in d.find_element(By.ID, "detail").text, timeout=30)
     finally:
         driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
         driver.execute_cdp_cmd("Network.disable", {})
