@@ -190,6 +190,11 @@ def demo(
     if not if_empty:  # a script serves next
         where = f" --store {st.root}" if store is not None else ""
         print(f"serve them: paretolens serve{where}", file=err)
+        from views import urls
+
+        sample = sample_view(st)
+        if sample:
+            print(f"and open the run page it links first: {urls.run(sample)}", file=err)
 
 
 def gunicorn_command(host: str, port: int, workers: int, threads: int) -> list[str]:
