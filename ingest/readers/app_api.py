@@ -89,7 +89,7 @@ def is_app_row(element: Any) -> bool:
     instead; a `configs` row has no `metrics`)."""
     return (
         isinstance(element, dict)
-        and _ROW_KEYS <= element.keys()
+        and element.keys() >= _ROW_KEYS
         and isinstance(element.get("metrics"), dict)
         and ("prefill_tp" in element or "decode_tp" in element)
         and "config_id" not in element
@@ -139,7 +139,9 @@ class AppApiReader:
         for i, element in enumerate(doc):
             if not is_app_row(element):
                 keys = sorted(element)[:30] if isinstance(element, dict) else []
-                what = f"keys found: {', '.join(keys)}" if keys else f"a JSON {type(element).__name__}"
+                what = (
+                    f"keys found: {', '.join(keys)}" if keys else f"a JSON {type(element).__name__}"
+                )
                 result.rejects.append(
                     RowReject(
                         "",

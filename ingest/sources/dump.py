@@ -48,7 +48,7 @@ import polars as pl
 
 from ingest.contract.schema import RejectCol, RunCol
 from ingest.pipeline import ingest_paths
-from ingest.readers.app_api import aggregate_row, flag
+from ingest.readers.app_api import aggregate_row
 from ingest.report import Ignored, IngestReport, Reject
 from ingest.run_ids import is_valid_run_id
 from ingest.store import Store

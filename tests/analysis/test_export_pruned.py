@@ -16,8 +16,7 @@ from analysis.sweep.export import dispatch_command, dispatch_problem, search_spa
 from analysis.sweep.pruned import prune_list, pruned_json, pruned_table
 from analysis.sweep.recipes import expand, row_identity
 from analysis.sweep.sweep_config import validate_sweep_config
-from ingest.bundled import MASTER_CONFIGS_DIR
-from ingest.bundled import SAMPLES_DIR
+from ingest.bundled import MASTER_CONFIGS_DIR, SAMPLES_DIR
 from ingest.contract.col import Col
 from ingest.readers.app_api import AppApiReader
 from ingest.readers.base import SourceFile

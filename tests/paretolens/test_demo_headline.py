@@ -11,13 +11,17 @@ import io
 from pathlib import Path
 
 import pytest
+from dash import html
 from typer.testing import CliRunner
 
+from dashboard.ids import Id
+from dashboard.pages import run_tables
 from ingest.store import Store
 from paretolens.cli import app as cli
 from paretolens.commands.common import sample_runs, seed_samples
 from paretolens.commands.serve_cmds import sample_view
 from views import urls
+from views.source import DataSource
 
 FIRST = "dsr1-fp8-b300-mtp"  # the run of `serve`'s printed link: DeepSeek-R1 FP8 B300 TP8 MTP A/B
 KV = "dsr1-b200-multiturn"  # KV offload on vs off at the same loads
@@ -149,6 +153,34 @@ def test_the_first_page_gives_the_exact_test_config_line(store: Path) -> None:
     # Under the AMD master (no such key) the page says why no line is exact.
     amd = _table(store, "pruned", FIRST, "master=amd-master.yaml", "txt")
     assert amd.startswith("# no single test-config line runs exactly the kept points")
+
+
+def _text(node: object) -> str:
+    if isinstance(node, str | int | float):
+        return str(node)
+    kids = getattr(node, "children", None)
+    if isinstance(kids, list | tuple):
+        return " ".join(_text(k) for k in kids if k is not None)
+    return _text(kids) if kids is not None else ""
+
+
+def _by_id(node: object, id_: str) -> list[object]:
+    kids = getattr(node, "children", None)
+    found = [node] if getattr(node, "id", None) == id_ else []
+    for kid in kids if isinstance(kids, list | tuple) else [kids] if kids is not None else []:
+        found += _by_id(kid, id_)
+    return found
+
+
+def test_the_linked_page_pruned_tab_shows_the_line_as_runnable(store: Path) -> None:
+    view = sample_view(Store(store))
+    assert view is not None
+    view = view.replace(tab="pruned")
+    body = html.Div(run_tables.pruned_body(DataSource(Store(store)).run_data(view), view))
+    assert "Run the full sweep on exactly these points" in _text(body)
+    assert _text(_by_id(body, Id.PRUNED_CLI)[0]).startswith(
+        "test-config --config-keys dsr1-fp8-b300-sglang-mtp --conc 4 8 16 32 64 "
+    )
 
 
 def test_the_kv_offload_deltas_at_equal_load_come_from_the_two_raw_files(store: Path) -> None:
