@@ -8,10 +8,19 @@ import copy
 import json
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from ingest.contract.col import Col
 from ingest.readers.app_api import AppApiReader
 from ingest.readers.registry import file_readers
-from tests.ingest.readers._support import load, named, read_all
+from tests.ingest.readers._support import (
+    check_only_contract_errors,
+    load,
+    mutated,
+    named,
+    read_all,
+)
 
 READER = AppApiReader()
 REL = "wild/inferencex_app_api/benchmarks_dsr1_b300_sglang_fp8.json"
@@ -145,3 +154,11 @@ def test_the_registry_picks_this_reader_for_the_capture_and_not_for_a_dump_table
     assert not READER.sniff(dump_src, dump_doc)
     configs_src, configs_doc = load("wild/inferencex_dump/configs.json")
     assert not READER.sniff(configs_src, configs_doc)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_mutated_rows_raise_only_contract_errors(data: st.DataObject) -> None:
+    # Three real rows (no MTP 1k/1k conc 4, TP4 8k/1k conc 4, MTP 1k/1k conc 4) with random damage.
+    doc = load(REL)[1]
+    check_only_contract_errors(READER, named(REL), data.draw(mutated([doc[0], doc[6], doc[10]])))
