@@ -27,6 +27,7 @@ RUN_QUERIES = {
     "dsr1-b200-multiturn": "unofficialRun=dsr1-b200-multiturn&at=40&ab=kv_offloading",
     "29003473063": "unofficialRun=29003473063&baseline=29337493492",
     "minimax-m2.5-tep8-vs-dep8": "unofficialRun=minimax-m2.5-tep8-vs-dep8&at=30",
+    "dsr1-fp8-b300-mtp": "unofficialRun=dsr1-fp8-b300-mtp&at=40&master=nvidia-master.yaml",
 }
 SUFFIXES = ("csv", "json", "parquet", "md")
 

@@ -284,6 +284,16 @@ def dispatch_problem(pruned: PrunedList, dram_utilization: float = 0.80) -> str 
             f"config that defines {'them' if len(missing) != 1 else 'it'}, or dispatch the "
             "search-space YAML"
         )
+    for arm in pruned.arms:
+        if (arm.scenario, arm.isl, arm.osl, arm.identity) not in _master_entries(
+            pruned, arm.config_key
+        ):
+            seq = f" at {arm.isl}/{arm.osl}" if arm.isl is not None else ""
+            return (
+                f"config key {arm.config_key} holds no search-space entry for "
+                f"{arm.arm_label}{seq}, so test-config would not run its kept points: choose "
+                "the master config that defines it, or dispatch the search-space YAML"
+            )
     kept_ids = {(a.config_key, a.scenario, a.isl, a.osl, a.identity) for a in pruned.arms}
     for key in sorted({a.config_key for a in pruned.arms}):
         extra = [e for e in _master_entries(pruned, key) if (key, *e) not in kept_ids]

@@ -39,6 +39,7 @@ FILE_MODULES: tuple[str, ...] = (
     "ingest.readers.together",
     "ingest.readers.agentic",
     "ingest.readers.agg_fixed",
+    "ingest.readers.app_api",
     "ingest.readers.sglang_bench",
     "ingest.readers.bench_serving",
     "ingest.readers.agg_array",

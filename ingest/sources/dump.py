@@ -48,6 +48,7 @@ import polars as pl
 
 from ingest.contract.schema import RejectCol, RunCol
 from ingest.pipeline import ingest_paths
+from ingest.readers.app_api import aggregate_row
 from ingest.report import Ignored, IngestReport, Reject
 from ingest.run_ids import is_valid_run_id
 from ingest.store import Store
@@ -101,10 +102,6 @@ def _id(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return None
-
-
-def _flag(value: Any) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
 
 
 @dataclass(frozen=True)
@@ -168,49 +165,6 @@ def _current_run(
         report.ignored.append(Ignored(where, why, str(run.github_run_id)))
         return None
     return run
-
-
-def aggregate_row(config: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
-    """The `process_result.py` aggregate row a dump benchmark row was made from.
-
-    Single-node configs whose prefill and decode fields agree (the app copies a v1 row's one
-    `tp`/`ep`/`dp_attention` into both) give the v1 shape, so their arms equal those of the same
-    configuration ingested from a run's artifacts; disaggregated or multinode configs give the v2
-    shape (`prefill_*`, `decode_*`, `num_prefill_gpu`, `num_decode_gpu`).
-    """
-    row: dict[str, Any] = {
-        "hw": config.get("hardware"),
-        "infmax_model_prefix": config.get("model"),
-        "framework": config.get("framework"),
-        "precision": config.get("precision"),
-        "spec_decoding": config.get("spec_method") or "none",
-        "disagg": _flag(config.get("disagg")),
-        "is_multinode": _flag(config.get("is_multinode")),
-        "isl": result.get("isl"),
-        "osl": result.get("osl"),
-        "conc": result.get("conc"),
-    }
-    if result.get("image"):
-        row["image"] = result["image"]
-    same = all(
-        config.get(f"prefill_{k}") == config.get(f"decode_{k}")
-        for k in ("tp", "ep", "dp_attention")
-    )
-    if same and not row["disagg"] and not row["is_multinode"]:
-        row["tp"] = config.get("prefill_tp")
-        row["ep"] = config.get("prefill_ep")
-        row["dp_attention"] = _flag(config.get("prefill_dp_attention"))
-    else:
-        for role in ("prefill", "decode"):
-            for key in ("tp", "ep", "num_workers"):
-                row[f"{role}_{key}"] = config.get(f"{role}_{key}")
-            row[f"{role}_dp_attention"] = _flag(config.get(f"{role}_dp_attention"))
-            row[f"num_{role}_gpu"] = config.get(f"num_{role}_gpu")
-    metrics = result.get("metrics")
-    if isinstance(metrics, Mapping):
-        for key, value in metrics.items():
-            row.setdefault(str(key), value)
-    return row
 
 
 def eval_aggregate_row(config: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:

@@ -27,8 +27,9 @@ from views.query.state import RunView
 
 def sample_view(store: Store) -> RunView | None:
     """The run page to advertise: a run with an A/B to show (spec decoding first, then KV
-    offload), else the one with the most points; with its A/B axis set and arms ranked at 40
-    tok/s/user."""
+    offload), else the one with the most points; with its A/B axis set, arms ranked at 40
+    tok/s/user and the master config under which its pruned list is an exact `test-config`
+    line (`exact_master`), when the store has one."""
     pts = store.collect(lambda lf: lf.select(Col.RUN_ID, Col.SPEC_DECODING, Col.KV_OFFLOADING))
     if pts.height == 0:
         return None
@@ -42,7 +43,23 @@ def sample_view(store: Store) -> RunView | None:
     )
     axis = Col.SPEC_DECODING if best["spec"] > 1 else Col.KV_OFFLOADING if best["kv"] > 1 else None
     view = RunView(runs=(str(best[Col.RUN_ID]),), at=40.0)
+    master = exact_master(store, view)
+    view = view.replace(master=master) if master else view
     return view.replace(ab=axis.value, tab="deltas") if axis else view
+
+
+def exact_master(store: Store, view: RunView) -> str:
+    """The first of the store's master configs (by name) under which the view's pruned list is
+    one exact `test-config` line, so the page's pruned tab shows a line that runs; '' when none
+    is."""
+    from views.source import DataSource
+
+    source = DataSource(store)
+    for name in sorted(source.master_configs()):
+        data = source.run_data(view.replace(master=name))
+        if data.pruned.arms and not data.pruned_cli.startswith("#"):
+            return name
+    return ""
 
 
 def listen_problem(host: str, port: int) -> str | None:
@@ -173,6 +190,11 @@ def demo(
     if not if_empty:  # a script serves next
         where = f" --store {st.root}" if store is not None else ""
         print(f"serve them: paretolens serve{where}", file=err)
+        from views import urls
+
+        sample = sample_view(st)
+        if sample:
+            print(f"and open the run page it links first: {urls.run(sample)}", file=err)
 
 
 def gunicorn_command(host: str, port: int, workers: int, threads: int) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,10 @@ from analysis.sweep.export import dispatch_command, dispatch_problem, search_spa
 from analysis.sweep.pruned import prune_list, pruned_json, pruned_table
 from analysis.sweep.recipes import expand, row_identity
 from analysis.sweep.sweep_config import validate_sweep_config
+from ingest.bundled import MASTER_CONFIGS_DIR, SAMPLES_DIR
 from ingest.contract.col import Col
+from ingest.readers.app_api import AppApiReader
+from ingest.readers.base import SourceFile
 from tests.analysis.pointdata import MASTER, frame, row
 
 KIMI_YAML = """\
@@ -250,3 +254,33 @@ def test_no_test_config_line_for_a_key_the_master_does_not_have(
         "or dispatch the search-space YAML"
     )
     assert dispatch_command(p).startswith("# no single test-config line runs exactly")
+
+
+def _mtp_pair() -> pl.DataFrame:
+    """The bundled sample dsr1-fp8-b300-mtp: the real app rows of DeepSeek-R1 FP8 B300 SGLang TP8
+    without and with MTP at conc 4-64 (data/samples/PROVENANCE.md), read by the app-API reader."""
+    path = SAMPLES_DIR / "dsr1-fp8-b300-mtp" / "benchmarks.json"
+    src = SourceFile(path, path.name, "sample", path.read_bytes())
+    return frame(row("pair", path.name, **p) for p in AppApiReader().read(src, json.loads(src.data)).points)  # fmt: skip
+
+
+def test_no_test_config_line_when_the_master_key_lacks_a_kept_entry() -> None:
+    nvidia = yaml.safe_load((MASTER_CONFIGS_DIR / "nvidia-master.yaml").read_text())
+    p = prune_list(analyze_points(_mtp_pair()), master=validate_sweep_config(nvidia))
+    assert [(a.config_key, a.isl, a.conc_list) for a in p.arms] == [
+        ("dsr1-fp8-b300-sglang-mtp", 1024, (4, 8, 16, 32, 64)),
+        ("dsr1-fp8-b300-sglang-mtp", 8192, (4, 8, 16, 32, 64)),
+    ]
+    assert dispatch_problem(p) is None
+    # The same master without the key's 1k/1k entry (as InferenceX's own master at fa21da2 has
+    # it): test-config --config-keys dsr1-fp8-b300-sglang-mtp would run 8k/1k only.
+    key = nvidia["dsr1-fp8-b300-sglang-mtp"]["scenarios"]["fixed-seq-len"]
+    nvidia["dsr1-fp8-b300-sglang-mtp"]["scenarios"]["fixed-seq-len"] = [
+        item for item in key if item["isl"] == 8192
+    ]
+    p = prune_list(analyze_points(_mtp_pair()), master=validate_sweep_config(nvidia))
+    assert dispatch_problem(p) == (
+        "config key dsr1-fp8-b300-sglang-mtp holds no search-space entry for TP8 EP1 | MTP | "
+        "kv none at 1024/1024, so test-config would not run its kept points: choose the master "
+        "config that defines it, or dispatch the search-space YAML"
+    )

@@ -21,6 +21,7 @@ SAMPLE_IDS = [
     "29003473063",
     "29337493492",
     "dsr1-b200-multiturn",
+    "dsr1-fp8-b300-mtp",
     "gpt-oss-120b-disagg",
     "kimik2.5-mi355x-mtp",
     "minimax-m2.5-eagle3-lcb",
@@ -33,7 +34,12 @@ def test_demo_loads_the_samples_once(tmp_path: Path) -> None:
     assert sorted(p.name for p in SAMPLES_DIR.iterdir() if p.is_dir()) == SAMPLE_IDS
     first = CliRunner().invoke(cli, ["demo", "--store", str(root)])
     assert first.exit_code == 0, first.output
-    assert "loaded 7 sample runs" in first.output and str(root) in first.output
+    assert "loaded 8 sample runs" in first.output and str(root) in first.output
+    # The page `serve` links first: the MTP vs no-MTP pair, under the master of its exact line.
+    assert (
+        "and open the run page it links first: /inference?unofficialRun=dsr1-fp8-b300-mtp"
+        "&at=40&tab=deltas&master=nvidia-master.yaml"
+    ) in first.output
     assert sorted(Store(root).run_ids()) == SAMPLE_IDS
     again = CliRunner().invoke(cli, ["demo", "--store", str(root)])
     assert "has every sample run already" in again.output
@@ -53,7 +59,7 @@ def test_serve_on_an_empty_store_offers_the_samples(
     result = CliRunner().invoke(cli, ["serve", "--store", str(root)])
     assert result.exit_code == 0, result.output
     assert f"the store {root} has no runs yet: `paretolens demo --store {root}`" in result.output
-    assert "7 bundled sample runs" in result.output and calls["port"] == 8050
+    assert "8 bundled sample runs" in result.output and calls["port"] == 8050
 
 
 def test_the_index_of_an_empty_store_offers_the_samples(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ UV = os.environ.get("UV") or shutil.which("uv")
 KIMI = "kimik2.5-mi355x-mtp"
 # tput_per_gpu of the three process_result aggregates of data/samples/kimik2.5-mi355x-mtp.
 KIMI_TPUT = [55.62670336516291, 157.12165563281164, 234.47462632067425]
-SAMPLE_RUNS = 7  # the directories of data/samples
+SAMPLE_RUNS = 8  # the directories of data/samples
 
 
 def _run(*cmd: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> str:
