@@ -54,7 +54,9 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
             "agentic_v3": 12,  # Kimi-K2.7 TP4 and TP8 sweeps, 5 files each, + 2 DSV4 (wufann fork)
             # 6 TPU v7 (InferenceX-app); the 3 Kimi-K2.5 MTP process_result aggregates are the
             # same measurements as their raw files in raw_bench_serving, stored once
-            "agg_fixed_v1": 6,
+            # + the InferenceX app API capture's 25 rows (wild/inferencex_app_api: DeepSeek-R1
+            # FP8 B300 with and without MTP, and the rest of its tail)
+            "agg_fixed_v1": 6 + 25,
             "aiperf": 5,  # 3 wild runs (0.10 x 2, pre-1.0) + raw InferenceX trees without aggregate
             "aiperf_legacy": 1,  # the upstream aiperf example run
             # 16 multinode + 3 Kimi raw + 10 local runs + 43 wild vLLM + 1 renamed Kimi raw copy,
@@ -84,7 +86,8 @@ def test_the_whole_fixture_tree(tmp_path: Path) -> None:
     # 421 before issues 24 and 23, + issue 24 part A and B fixtures, + 48 for issue 23: its
     # fixtures' 49 new points net of the copies and repeats they hold, less the GuideLLM YAML
     # twin stored once
-    expected = 421 + sum(HARNESSES_A.values()) + 34 + 48 + 1  # + 1: gpu_metrics
+    # + 1: gpu_metrics; + 25: the InferenceX app API capture (issue 27)
+    expected = 421 + sum(HARNESSES_A.values()) + 34 + 48 + 1 + 25
     assert rep.accepted == expected and rep.duplicates == 0
     ignored = {i.path for i in rep.ignored}
     assert "inferencex/golden_al/minimaxm3_eagle3_gqa.yaml" in ignored
