@@ -64,12 +64,17 @@ class AppView:
     """The one app view every row is written under, and the dump's workflow run."""
 
     model: str = "kimik2.5"
-    page: str = "/inference?g_model=Kimi-K2.5"
+    display: str = "Kimi-K2.5"  # the app's name of `model`, as its page's query names it
     isl: int = 8192
     osl: int = 1024
     precision: str = "int4"
     date: str = "2026-03-30"
     github_run_id: int = 90000000001
+
+    @property
+    def page(self) -> str:
+        """The app's page showing this view."""
+        return f"/inference?g_model={self.display}"
 
 
 @dataclass(frozen=True)
@@ -166,7 +171,9 @@ def dump_tables(points: pl.DataFrame, view: AppView | None = None) -> dict[str, 
                 "server_log_id": None,
             }
         )
-    tuples = sorted({(c["hardware"], c["framework"], c["spec_method"], c["disagg"]) for c in configs})
+    tuples = sorted(
+        {(c["hardware"], c["framework"], c["spec_method"], c["disagg"]) for c in configs}
+    )
     availability = [
         {"model": view.model, "isl": view.isl, "osl": view.osl, "precision": view.precision,
          "hardware": hw, "framework": fw, "spec_method": spec, "disagg": disagg, "date": view.date}

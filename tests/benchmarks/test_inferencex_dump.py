@@ -56,7 +56,7 @@ def test_tables_read_back(dump: Path) -> None:
             "decode_tp": 8, "decode_ep": 1, "decode_dp_attention": False, "decode_num_workers": 1,
             "num_prefill_gpu": 8, "num_decode_gpu": 8,
         }  # fmt: skip
-    results = {r["conc"]: r for r in _table(dump, "benchmark_results.json")}
+    results = {int(str(r["conc"])): r for r in _table(dump, "benchmark_results.json")}
     assert sorted(results) == [4, 32, 64]
     r32 = results[32]
     assert (r32["isl"], r32["osl"], r32["date"], r32["error"]) == (8192, 1024, "2026-03-30", None)
