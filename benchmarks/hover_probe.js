@@ -7,7 +7,8 @@
 // On every animation frame until then it moves a synthetic mouse onto the first point it can
 // find: a static point carrying hover text, else the first marker of a drawn plotly chart (its
 // pixel position from the chart's axes, so WebGL charts count too), else the first point of the
-// InferenceX app's D3 chart (a `.dot-group`; kind "d3", label its `[data-chart-tooltip]`),
+// InferenceX app's D3 chart in the window (a `.dot-group`; kind "d3", label its
+// `[data-chart-tooltip]`),
 // dispatching `mousemove` on whatever element is under that spot, as a real pointer would. D3
 // listens for `mouseenter`, which a real pointer fires on every element it enters: for a "d3"
 // target the probe dispatches `mouseover` and `mouseenter` on the element and its ancestors first.
@@ -55,7 +56,7 @@
     for (var k = 0; k < dots.length; k++) {
       var shape = dots[k].querySelector(".visible-shape") || dots[k];
       var r = shape.getBoundingClientRect();
-      if (r.width && r.height && r.top >= 0 && r.left >= 0) {
+      if (r.width && r.height && r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight) {
         return { kind: "d3", x: r.left + r.width / 2, y: r.top + r.height / 2 };
       }
     }

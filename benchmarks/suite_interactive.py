@@ -131,7 +131,10 @@ def load_app(url: str, timeout: float) -> dict[str, Any]:
             if app["dots"] > 0 and app["dotsAt"] is not None and hover["hover"] is not None:
                 break
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{url}: no point drawn and hovered in {timeout:.0f} s: {hover}")
+                raise RuntimeError(
+                    f"{url}: no point drawn and hovered in {timeout:.0f} s: {app}, "
+                    f"{ {k: hover[k] for k in ('hover', 'tries')} }"
+                )
             time.sleep(0.05)
         st = sb._state(driver)
         quiet_since, seen = time.monotonic(), (len(st["longTasks"]), app["dots"])
