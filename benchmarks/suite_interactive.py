@@ -205,7 +205,7 @@ def _app_notes(app: list[dict[str, Any]], counts: str) -> str:
         f"InferenceX app: {counts}; its chart drew {app[0]['dots']} `.dot-group`s (first load); "
         f"first point via {', '.join(sorted({str(s['firstKind']) for s in app}))}; every script "
         f"of its load {js:.0f} KB on the wire; its first label: "
-        f"{str(app[0]['hoverText'])[:120]!r}. "
+        f"{' '.join(str(app[0]['hoverText']).split())[:160]!r}. "
     )
 
 
