@@ -6,8 +6,12 @@
 //   hoverText: the label's text (the benchmark checks that it names the point's values).
 // On every animation frame until then it moves a synthetic mouse onto the first point it can
 // find: a static point carrying hover text, else the first marker of a drawn plotly chart (its
-// pixel position from the chart's axes, so WebGL charts count too), dispatching `mousemove` on
-// whatever element is under that spot, as a real pointer would.
+// pixel position from the chart's axes, so WebGL charts count too), else the first point of the
+// InferenceX app's D3 chart in the window (a `.dot-group`; kind "d3", label its
+// `[data-chart-tooltip]`),
+// dispatching `mousemove` on whatever element is under that spot, as a real pointer would. D3
+// listens for `mouseenter`, which a real pointer fires on every element it enters: for a "d3"
+// target the probe dispatches `mouseover` and `mouseenter` on the element and its ancestors first.
 (function () {
   var H = (window.__plh = { hover: null, hoverKind: null, hoverText: null, tries: 0, frames: [] });
   // Long animation frames with the scripts that ran in them (file, invoker, ms): where the time
@@ -47,7 +51,32 @@
     }
     return null;
   }
+  function d3Target() {
+    var dots = document.getElementsByClassName("dot-group");
+    for (var k = 0; k < dots.length; k++) {
+      var shape = dots[k].querySelector(".visible-shape") || dots[k];
+      var r = shape.getBoundingClientRect();
+      if (r.width && r.height && r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight) {
+        return { kind: "d3", x: r.left + r.width / 2, y: r.top + r.height / 2 };
+      }
+    }
+    return null;
+  }
+  function enter(el, x, y) {
+    var opts = { clientX: x, clientY: y, cancelable: true, view: window };
+    el.dispatchEvent(new MouseEvent("mouseover", Object.assign({ bubbles: true }, opts)));
+    var chain = [];
+    for (var e = el; e; e = e.parentElement) { chain.unshift(e); }
+    chain.forEach(function (e) { e.dispatchEvent(new MouseEvent("mouseenter", Object.assign({ bubbles: false }, opts))); });
+  }
   function label(kind) {
+    if (kind === "d3") {
+      var tips = document.querySelectorAll("[data-chart-tooltip]");
+      for (var i = 0; i < tips.length; i++) {
+        if (tips[i].style.display === "block" && tips[i].textContent) { return tips[i].textContent; }
+      }
+      return null;
+    }
     if (kind === "static") {
       var tip = document.querySelector("#static-page .sc-tip");
       return tip && tip.style.display !== "none" && tip.textContent ? tip.textContent : null;
@@ -62,12 +91,13 @@
       var text = label(pending);
       if (text) { H.hover = now(); H.hoverKind = pending; H.hoverText = text; return; }
     }
-    var t = staticTarget() || plotlyTarget();
+    var t = staticTarget() || plotlyTarget() || d3Target();
     if (t && t.y < window.innerHeight) {
       var el = document.elementFromPoint(t.x, t.y);
       if (el) {
         H.tries++;
         pending = t.kind;
+        if (t.kind === "d3") { enter(el, t.x, t.y); }
         el.dispatchEvent(new MouseEvent("mousemove", { clientX: t.x, clientY: t.y, bubbles: true, cancelable: true, view: window }));
         // a label shown now is painted in the next frame, where it is recorded
         var shown = label(t.kind);

@@ -12,12 +12,19 @@ figures read in the page from navigation start:
   the two charts' draws and the end of the last long task, once 1.5 s have passed with none);
 - **a control change repainted**: a click on the log-y checkbox to the main chart's redraw.
 
-The anchors: the same-run plotly floor page (`benchmarks/anchor_page.py`: the same points, one
-`Plotly.newPlot` with the bundle the run page loads; its "interactive" is its draw with no long
-task left, its hover plotly's) and the InferenceX app when a built one is serving on loopback
-(`PARETOLENS_INFERENCEX_URL`, else ports 3100-3102 with `/inference?g_model=Kimi-K2.5`, the
-method of `shared/docs/page-load-method.md`); where none answers, the section says where it
-looked and the targets read the floor.
+The anchors, interleaved with the page (page, floor, app, page, floor, app ...):
+
+- the same-run plotly floor page (`benchmarks/anchor_page.py`: the same points, one
+  `Plotly.newPlot` with the bundle the run page loads; its "interactive" is its draw with no long
+  task left, its hover plotly's);
+- the InferenceX app, when a built one is named by `PARETOLENS_INFERENCEX_APP`
+  (`benchmarks/inferencex_app.py`; docs/performance.md says how to build it): per page size its
+  `next start` serves a dump of the same points (`benchmarks/inferencex_dump.py`) and its
+  `/inference?g_model=Kimi-K2.5` page is loaded with the same probes plus `app_probe.js`. Its
+  first point is the first D3 `.dot-group` painted, its first hover the frame its tooltip showed
+  a point's values, its "interactive" the last change of its point count and the end of its last
+  task over 50 ms, whichever is later. Without a build, the section says where it looked and
+  the targets read the floor.
 
 Two analysis figures at real sizes, one implementation each (what the run page calls):
 verdicts, frontiers and their polylines for a 10,000-point page (target 50 ms) and for a
@@ -26,20 +33,21 @@ verdicts, frontiers and their polylines for a 10,000-point page (target 50 ms) a
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from benchmarks import anchor_page
+from benchmarks import anchor_page, inferencex_app
 from benchmarks import suite_browser as sb
 from benchmarks.config import Config
+from benchmarks.inferencex_dump import AppView, write_dump
 from benchmarks.report import Anchor, Check, Figure, Section
 from benchmarks.suite_frontier import _with_polylines
 from benchmarks.synth import runs_spec, synth_points, write_anchor_dir, write_store
@@ -47,32 +55,16 @@ from benchmarks.timing import Samples, repeat
 from ingest.contract.col import Col
 
 HOVER_PROBE = (Path(__file__).parent / "hover_probe.js").read_text()
+APP_PROBE = (Path(__file__).parent / "app_probe.js").read_text()
 LOADS = int(os.environ.get("PARETOLENS_BENCH_LOADS", "3"))  # small: the machine is shared
 QUIET_S = 1.5  # no new long task for this long: the page has settled
 LONG_TASK_MS = 50.0
-INFERENCEX_PORTS = (3100, 3101, 3102)
-INFERENCEX_PAGE = "/inference?g_model=Kimi-K2.5"
 STATE = (
     "var h = window.__plh || {};"
     "return {hover: h.hover, hoverKind: h.hoverKind, hoverText: h.hoverText, tries: h.tries,"
     " frames: h.frames || []};"
 )
-
-
-def inferencex_url() -> tuple[str | None, str]:
-    """A serving InferenceX app, and where it was looked for (for the section's notes)."""
-    env = os.environ.get("PARETOLENS_INFERENCEX_URL")
-    candidates = (
-        [env] if env else [f"http://127.0.0.1:{p}{INFERENCEX_PAGE}" for p in INFERENCEX_PORTS]
-    )
-    for url in candidates:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                if resp.status == 200:
-                    return url, url
-        except OSError:
-            continue
-    return None, ", ".join(candidates)
+APP_STATE = "var x = window.__plx || {}; return {dots: x.dots || 0, dotsAt: x.dotsAt};"
 
 
 def load(url: str, timeout: float, charts: tuple[str, ...], change: str | None) -> dict[str, Any]:
@@ -117,6 +109,44 @@ def load(url: str, timeout: float, charts: tuple[str, ...], change: str | None) 
                 if time.monotonic() > deadline + 10:
                     raise RuntimeError(f"{url}: no redraw after the control change")
                 time.sleep(0.02)
+        return st
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def load_app(url: str, timeout: float) -> dict[str, Any]:
+    """One cold load of the InferenceX app's page: the probes' state once a point answered a
+    hover and neither the point count nor the long tasks changed for `QUIET_S`, with
+    `interactive` (ms) the later of the last count change and the end of the last long task."""
+    profile = Path(tempfile.mkdtemp(prefix="paretolens-chromium-"))
+    driver = sb._driver(profile)
+    try:
+        for source in (sb.PROBE, HOVER_PROBE, APP_PROBE):
+            driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": source})
+        driver.get(url)
+        deadline = time.monotonic() + timeout
+        while True:
+            app, hover = driver.execute_script(APP_STATE), driver.execute_script(STATE)
+            if app["dots"] > 0 and app["dotsAt"] is not None and hover["hover"] is not None:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"{url}: no point drawn and hovered in {timeout:.0f} s: {app}, "
+                    f"{ {k: hover[k] for k in ('hover', 'tries')} }"
+                )
+            time.sleep(0.05)
+        st = sb._state(driver)
+        quiet_since, seen = time.monotonic(), (len(st["longTasks"]), app["dots"])
+        while time.monotonic() - quiet_since < QUIET_S and time.monotonic() < deadline:
+            time.sleep(0.1)
+            st, app = sb._state(driver), driver.execute_script(APP_STATE)
+            if (len(st["longTasks"]), app["dots"]) != seen:
+                quiet_since, seen = time.monotonic(), (len(st["longTasks"]), app["dots"])
+        ends = [t + d for t, d in st["longTasks"] if d > LONG_TASK_MS]
+        st |= driver.execute_script(STATE) | driver.execute_script(APP_STATE)
+        st["hover"] = max(float(st["hover"]), float(st["fcp"] or 0))
+        st["interactive"] = max([float(st["dotsAt"]), *ends])
         return st
     finally:
         driver.quit()
@@ -168,10 +198,27 @@ def build(root: Path, big: int) -> dict[str, str]:
     return {"117": "kimik2.5-int4-8k1k", "1,000": "synth-1k", f"{big:,}": "synth-big"}
 
 
+def _app_notes(app: list[dict[str, Any]], counts: str) -> str:
+    kb = 1024
+    js = sb._med([float(sb._bytes(s)[0]) for s in app]) / kb
+    return (
+        f"InferenceX app: {counts}; its chart drew {app[0]['dots']} `.dot-group`s (first load); "
+        f"first point via {', '.join(sorted({str(s['firstKind']) for s in app}))}; every script "
+        f"of its load {js:.0f} KB on the wire; its first label: "
+        f"{' '.join(str(app[0]['hoverText']).split())[:160]!r}. "
+    )
+
+
 def page_figures(
-    size: str, page: list[dict[str, Any]], floor: list[dict[str, Any]], where: str, cfg: Config
+    size: str,
+    page: list[dict[str, Any]],
+    floor: list[dict[str, Any]],
+    app: list[dict[str, Any]] | None,
+    where: str,
+    cfg: Config,
 ) -> list[Figure]:
-    """The four figures of one page size, with their ratios to the floor."""
+    """The four figures of one page size, with their ratios to the InferenceX app (when built)
+    and to the floor."""
     first, hover = _s(page, "firstPoint"), _s(page, "hover")
     inter, redraw = _s(page, "interactive"), _s(page, "redraw_ms")
     f_first, f_hover, f_inter = (
@@ -181,21 +228,51 @@ def page_figures(
     )
     kinds = sorted({f"{s['firstKind']} / {s['hoverKind']}" for s in page})
     floor_a = Anchor(f"plotly floor page, the same {size} points (same run, interleaved)", f_first)
-    no_app = (
-        f"The InferenceX app was not found (looked at {where}): the targets read the floor page. "
-    )
     pts = page[0]["main"]["points"]
+    if app is None:
+        x_first = x_hover = x_inter = None
+        where_app = (
+            f"The InferenceX app was not measured ({where}): the targets read the floor page. "
+        )
+    else:
+        x_first, x_hover = _s(app, "firstPoint"), _s(app, "hover")
+        x_inter = _s(app, "interactive")
+        where_app = f"The InferenceX app: {where}, the same {size} points, interleaved. "
+    app_first = Anchor(f"InferenceX app's first point, the same {size} points", x_first)
     common = (
-        f"{no_app}Main chart {pts} points; first point / first hover via {', '.join(kinds)}. "
+        f"{where_app}Main chart {pts} points; first point / first hover via {', '.join(kinds)}. "
         f"{sb.weight(page)} Loads per page: {len(page)} (small: shared machine)."
     )
-    ratio = hover.median / f_first.median
+    hover_anchors = [floor_a]
+    hover_anchors.append(Anchor("plotly floor page: its first hover (plotly's label)", f_hover))
+    inter_anchors = [Anchor("plotly floor page: drawn, no task over 50 ms left", f_inter)]
+    if x_first is not None:  # the InferenceX app's anchors first: the summary shows two
+        hover_anchors[1:1] = [Anchor("InferenceX app: its first hover (its tooltip)", x_hover)]
+        hover_anchors.insert(0, app_first)
+        inter_anchors.insert(
+            0, Anchor("InferenceX app: points drawn, no task over 50 ms left", x_inter)
+        )
+    if x_first is None:
+        hover_check = Check(
+            f"{hover.median / f_first.median:.2f}x the floor's first point < 1x (no InferenceX app)",
+            hover.median < f_first.median,
+        )
+        inter_checks: list[Check] = []
+    else:
+        assert x_inter is not None
+        ratio, inter_ratio = hover.median / x_first.median, inter.median / x_inter.median
+        hover_check = Check(
+            f"{ratio:.2f}x the InferenceX app's first point <= 0.33x", ratio <= 0.33
+        )
+        inter_checks = [
+            Check(f"{inter_ratio:.2f}x the InferenceX app's <= 0.5x", inter_ratio <= 0.5)
+        ]
     return [
         Figure(
             name=f"{size}-point run page: first point painted",
             samples=first,
             target="informational (the hoverable point is the target)",
-            anchors=[floor_a],
+            anchors=[app_first, floor_a] if x_first is not None else [floor_a],
             notes=f"Floor's first point {f_first.median * 1000:.0f} ms. " + common,
             command=cfg.command("interactive"),
         ),
@@ -204,11 +281,8 @@ def page_figures(
             samples=hover,
             target="<= 0.33x the InferenceX app's first point; without the app: below the "
             "floor page's first point",
-            checks=[Check(f"{ratio:.2f}x the floor's first point < 1x", ratio < 1.0)],
-            anchors=[
-                floor_a,
-                Anchor("plotly floor page: its first hover (plotly's label)", f_hover),
-            ],
+            checks=[hover_check],
+            anchors=hover_anchors,
             notes=f"Label text of the first load: {str(page[0]['hoverText'])[:160]!r}.",
             command=cfg.command("interactive"),
         ),
@@ -216,12 +290,14 @@ def page_figures(
             name=f"{size}-point run page: both charts drawn, no main-thread task over 50 ms left",
             samples=inter,
             target="<= 0.5x the InferenceX app (informational against the floor without it)",
-            anchors=[Anchor("plotly floor page: drawn, no task over 50 ms left", f_inter)],
+            checks=inter_checks,
+            anchors=inter_anchors,
             notes=(
                 "The later of the two charts' draws and the end of the last task over 50 ms, "
                 f"after {QUIET_S} s with none. Longest task after the first hover (median): "
                 f"{sb._med([max([d for t, d in s['longTasks'] if t >= s['hover']] or [0.0]) for s in page]):.0f} ms. "
                 + profile(page)
+                + (f" The InferenceX app's: {profile(app)}" if app else "")
             ),
             command=cfg.command("interactive"),
         ),
@@ -276,12 +352,7 @@ def run(cfg: Config) -> Section:
             "**Browser figures not measured**: no /usr/bin/chromium or chromedriver."
         )
         return section
-    app_url, where = inferencex_url()
-    if app_url is not None:
-        section.notes.append(
-            f"An InferenceX app answered at {app_url}; measuring it is not implemented in this "
-            "suite yet (its figures come from shared/docs/page-load-method.md's scripts)."
-        )
+    app_dir, where = inferencex_app.find_app()
     root = cfg.workdir / "interactive" / "store"
     runs = build(root, cfg.big_page_points)
     store = Store(root)
@@ -289,13 +360,30 @@ def run(cfg: Config) -> Section:
         for size, rid in runs.items():
             url = base + urls.runs(rid)
             sb._warm(base, url)
-            series = anchor_page.points_by_arm(store.points([rid]))
+            points = store.points([rid])
+            series = anchor_page.points_by_arm(points)
             timeout = 120.0 if rid == "synth-big" else 60.0
-            with anchor_page.serve(series, PLOTLY_BUNDLES["basic"]) as floor_url:
+            page, floor, app = [], [], []
+            with contextlib.ExitStack() as stack:
+                floor_url = stack.enter_context(anchor_page.serve(series, PLOTLY_BUNDLES["basic"]))
+                app_url, counts = None, ""
+                if app_dir is not None:
+                    drawn = points.drop_nulls([Col.MEDIAN_INTVTY, Col.TPUT_PER_GPU])
+                    dump = cfg.workdir / "interactive" / f"inferencex-dump-{rid}"
+                    c = write_dump(drawn, dump, AppView())
+                    counts = (
+                        f"dump of {c.benchmarks} points in {c.configs} configs (one per arm), "
+                        f"{c.availability} availability and {c.run_stats} run_stats rows"
+                    )
+                    app_url = stack.enter_context(inferencex_app.serve(app_dir, dump))
                 sb._throwaway_browser()
-                page, floor = [], []
-                for _ in range(LOADS):  # interleaved: a burst of load hits both alike
+                for _ in range(LOADS):  # interleaved: a burst of load hits all alike
                     page.append(load(url, timeout, (sb.MAIN, sb.SECOND), sb.TOGGLE_LOGY))
                     floor.append(load(floor_url, timeout, (anchor_page.CHART_ID,), None))
-            section.figures += page_figures(size, page, floor, where, cfg)
+                    if app_url is not None:
+                        app.append(load_app(app_url, timeout))
+            figures = page_figures(size, page, floor, app or None, where, cfg)
+            if app:
+                figures[0].notes = _app_notes(app, counts) + figures[0].notes
+            section.figures += figures
     return section

@@ -54,10 +54,11 @@ _SLOW = (
     "tests/paretolens/test_cli_startup.py::test_a_command_loads_only_its_own_group",
     "tests/paretolens/test_runner_cmds.py::test_launch_",  # a local worker runs the plan
 )
-# The runner's quick unit tests stay in the fast tier.
+# The runner's quick unit tests and the benchmark's dump writer stay in the fast tier.
 _FAST_IN_SLOW_DIRS = (
     "tests/runner/test_plan.py",
     "tests/runner/test_sources.py",
+    "tests/benchmarks/test_inferencex_dump.py",
 )
 
 
