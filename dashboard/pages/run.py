@@ -1,8 +1,9 @@
 """The run page, `/inference?unofficialRun=<id>[,<id>...]`: frontier charts, verdicts, AL, deltas.
 
 The whole page, first chart included, is in the initial layout (no callback before the first
-draw); the second chart's figure is asked for once the first chart is drawn (`on_second`), the
-open table once the tables are scrolled into view (`on_tables`: until then neither the grid
+draw); the second chart's figure too, drawn by deferred.js once the first chart is (no request
+in between; `on_second` redraws it on a control change), the open table once the tables are
+scrolled into view (`on_tables`: until then neither the grid
 library nor a grid is built). Every control writes the URL; callbacks parse the controls into a
 `RunView`, ask the data layer for the (cached) analysis and hand it to the figure builders
 (`run_charts`)."""
@@ -146,6 +147,7 @@ def layout(app: AppContext, query: str) -> Any:
     notes = [*notes, *more]
     run_opts = p.run_options(app.source.catalog(), view.runs)
     main = main_figure(data, view)
+    second = second_figure(data, view)
     tabs: list[tuple[str, Any, Id]] = [(name, LOADING, box) for name, box in TAB_BOXES]
     tabs[-1] = ("launch", launch.panel(app, data, view), Id.LAUNCH_BOX)
     return html.Div(
@@ -153,8 +155,9 @@ def layout(app: AppContext, query: str) -> Any:
             html.Div(page_notes(data, notes), id=Id.NOTES),
             dcc.Store(id=Id.TRACE_TOKENS, data=main_tokens(main)),
             dcc.Store(id=Id.TABLES_READY),
-            dcc.Store(id=Id.SECOND_FIGURE),  # filled in by on_second
-            dcc.Store(id=Id.SECOND_TOKENS),
+            # drawn by deferred.js once the main chart is (TABLES_READY), without a round trip
+            dcc.Store(id=Id.SECOND_FIGURE, data=second),
+            dcc.Store(id=Id.SECOND_TOKENS, data=second_tokens(second, view)),
             dcc.Store(id=Id.TABLES_VISIBLE),
             # the arm ranking below is built here: on_tables builds it again only for a new view
             dcc.Store(id=Id.TABLES_SHOWN, data={"at": view.data_key()}),
@@ -245,14 +248,13 @@ class RunCallbacks:
         return "?" + view.query(), no_update, *figs, exports_bar(view), page_notes(data, notes)
 
     def on_second(
-        self, values: list[Any], ids: list[dict[str, Any]], ready: Any, built: Any
+        self, values: list[Any], ids: list[dict[str, Any]], built: Any
     ) -> tuple[Any, Any]:
-        """The second chart's figure (to SECOND_FIGURE, which deferred.js hands to the chart a
-        frame later): first asked for once the main chart is drawn (TABLES_READY), so its
-        analysis never delays the first point, then on every control change, as a patch when
-        only the display changed. `built` (SECOND_TOKENS) names the view it was drawn for."""
-        if not ready:
-            raise PreventUpdate
+        """The second chart's figure on a control change (to SECOND_FIGURE, which deferred.js
+        hands to the chart a frame later, and not before the main chart is drawn), as a patch
+        when only the display changed. `built` (SECOND_TOKENS) names the view it was drawn for:
+        the first layout carries the page's own figure and its tokens; without them (None) the
+        whole figure."""
         view, _ = RunView.from_controls(control_values(values, ids))
         old = RunView.parse(built["query"])[0] if isinstance(built, dict) else None
         if old is not None and view.runs != old.runs:
@@ -348,7 +350,7 @@ def register(dash_app: Dash, app: AppContext) -> None:
     )(cb.on_controls)  # fmt: skip
     dash_app.callback(
         Output(Id.SECOND_FIGURE, "data"), Output(Id.SECOND_TOKENS, "data"), *controls,
-        Input(Id.TABLES_READY, "data"), State(Id.SECOND_TOKENS, "data"), prevent_initial_call=True,
+        State(Id.SECOND_TOKENS, "data"), prevent_initial_call=True,
     )(cb.on_second)  # fmt: skip
     dash_app.callback(
         *[Output(dict(TAB_BOXES)[name], "children") for name in TABLE_BODIES], Output(Id.AT_TABLE, "children"),

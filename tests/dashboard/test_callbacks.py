@@ -48,7 +48,7 @@ def test_an_axis_switch_writes_the_url_and_redraws(ctx: AppContext) -> None:
     )
     assert search == "?unofficialRun=dsr1&y=output_tput_per_gpu" and nav is no_update
     assert main["layout"]["yaxis"]["title"]["text"] == "Output tok/s/GPU (tok/s/GPU)"
-    second, _built = cb.on_second(values, ids, 1, None)
+    second, _built = cb.on_second(values, ids, None)
     assert second["layout"]["yaxis"]["title"] == main["layout"]["yaxis"]["title"]
     assert tokens["main"][0] == "envelope~dsr1" and len(tokens["main"]) == len(main["data"])
     assert "/export/points.csv?unofficialRun=dsr1&y=output_tput_per_gpu" in str(exports)
@@ -215,17 +215,24 @@ def test_jobs_tick_lists_jobs(ctx: AppContext) -> None:
     assert "No jobs yet" in _text(table) and isinstance(detail, html.Div)
 
 
-def test_the_second_chart_follows_the_first_draw_then_every_change(ctx: AppContext) -> None:
-    """on_second: nothing before the main chart is drawn (TABLES_READY), then the whole figure
-    (the layout only drew its frame), then per change a patch, a new figure or nothing."""
+def test_the_second_chart_is_in_the_first_layout_then_follows_every_change(
+    ctx: AppContext,
+) -> None:
+    """The first layout carries the second chart's figure and its tokens (no request once the
+    main chart is drawn: nothing to do for the same view); on_second then sends per change a
+    patch, a new figure or nothing."""
     cb = RunCallbacks(ctx)
     view = RunView(runs=("dsr1",))
     values, ids = _controls(view.controls())
-    with pytest.raises(PreventUpdate):
-        cb.on_second(values, ids, None, None)
     data = ctx.source.run_data(view)
-    fig, built = cb.on_second(values, ids, 1, None)
-    assert fig == second_figure(data, view) and built["query"] == view.query()
+    page = run_layout(ctx, "?" + view.query())
+    tokens = _store_data(page, Id.SECOND_TOKENS)
+    assert _store_data(page, Id.SECOND_FIGURE) == second_figure(data, view)
+    with pytest.raises(PreventUpdate):
+        cb.on_second(values, ids, tokens)
+    fig, built = cb.on_second(values, ids, None)
+    assert fig == second_figure(data, view) and built == tokens
+    assert built["query"] == view.query()
     # every one of the 44 points, in its arm's trace (labelled), beside each arm's one-point trace
     labelled = [len(t["x"]) for t in fig["data"] if t["mode"] == "markers+text"]
     assert sum(labelled) == 44 and len(built["second"]) == len(fig["data"])
@@ -236,16 +243,16 @@ def test_the_second_chart_follows_the_first_draw_then_every_change(ctx: AppConte
     # display only: a patch of the drawn figure, for the view it now shows
     hidden = built["second"][2]
     shown = view.replace(logy=True, hide=(hidden,))
-    patch, again = cb.on_second(*_controls(shown.controls()), 1, built)
+    patch, again = cb.on_second(*_controls(shown.controls()), built)
     ops = {tuple(o["location"]): o["params"]["value"] for o in patch.to_plotly_json()["operations"]}
     assert ops[("layout", "yaxis", "type")] == "log" and ops[("data", 2, "visible")] == "legendonly"
     assert again == {**built, "query": shown.query()}
     # neither chart changes (a table tab), or the page reloads (another run set): nothing
     for same in (shown.replace(tab="al"), RunView(runs=("dsr1", "dsr1-rerun"))):
         with pytest.raises(PreventUpdate):
-            cb.on_second(*_controls(same.controls()), 1, again)
+            cb.on_second(*_controls(same.controls()), again)
     # a filter: the new figure
     narrowed = shown.replace(offload=("dram",))
-    fig, built = cb.on_second(*_controls(narrowed.controls()), 1, again)
+    fig, built = cb.on_second(*_controls(narrowed.controls()), again)
     assert fig == second_figure(ctx.source.run_data(narrowed), narrowed)
     assert built["query"] == narrowed.query()
