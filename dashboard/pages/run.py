@@ -1,9 +1,9 @@
 """The run page, `/inference?unofficialRun=<id>[,<id>...]`: frontier charts, verdicts, AL, deltas.
 
 The whole page, first chart included, is in the initial layout (no callback before the first
-draw); the second chart's figure too, drawn by deferred.js once the first chart is (no request
-in between; `on_second` redraws it on a control change), the open table once the tables are
-scrolled into view (`on_tables`: until then neither the grid
+draw); the second chart's figure too, drawn with the main chart when it is SVG and by
+deferred.js once the main chart is drawn when it is WebGL (no request in between; `on_second`
+redraws it on a control change), the open table once the tables are scrolled into view (`on_tables`: until then neither the grid
 library nor a grid is built). Every control writes the URL; callbacks parse the controls into a
 `RunView`, ask the data layer for the (cached) analysis and hand it to the figure builders
 (`run_charts`)."""
@@ -148,6 +148,9 @@ def layout(app: AppContext, query: str) -> Any:
     run_opts = p.run_options(app.source.catalog(), view.runs)
     main = main_figure(data, view)
     second = second_figure(data, view)
+    # An SVG second chart draws with the page, in the commit that draws the main one; a WebGL
+    # one in the frame's place once the main chart is drawn, a step at a time (deferred.js).
+    gl = any(trace.get("type") == "scattergl" for trace in second["data"])
     tabs: list[tuple[str, Any, Id]] = [(name, LOADING, box) for name, box in TAB_BOXES]
     tabs[-1] = ("launch", launch.panel(app, data, view), Id.LAUNCH_BOX)
     return html.Div(
@@ -155,8 +158,8 @@ def layout(app: AppContext, query: str) -> Any:
             html.Div(page_notes(data, notes), id=Id.NOTES),
             dcc.Store(id=Id.TRACE_TOKENS, data=main_tokens(main)),
             dcc.Store(id=Id.TABLES_READY),
-            # drawn by deferred.js once the main chart is (TABLES_READY), without a round trip
-            dcc.Store(id=Id.SECOND_FIGURE, data=second),
+            # a WebGL second chart's figure, drawn once the main chart is (TABLES_READY)
+            dcc.Store(id=Id.SECOND_FIGURE, data=second if gl else None),
             dcc.Store(id=Id.SECOND_TOKENS, data=second_tokens(second, view)),
             dcc.Store(id=Id.TABLES_VISIBLE),
             # the arm ranking below is built here: on_tables builds it again only for a new view
@@ -180,7 +183,7 @@ def layout(app: AppContext, query: str) -> Any:
                                 [
                                     p.chart_card(
                                         Id.SECOND_CHART,
-                                        second_frame(data, view),
+                                        second_frame(data, view) if gl else second,
                                         Id.PNG_SECOND,
                                         Id.SVG_SECOND,
                                     ),

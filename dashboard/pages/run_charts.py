@@ -1,7 +1,7 @@
 """The run page's two charts: their figures, their legend tokens and the display-only patches
 of drawn charts. Both figures are in the page's first layout (the page's HTML has drawn its
-first point already, so the layout's analysis delays no point); the second chart draws in the
-frame's placeholder (`second_frame`) once the main chart is drawn."""
+first point already, so the layout's analysis delays no point); a WebGL second chart draws in
+the frame's placeholder (`second_frame`) once the main chart is drawn."""
 
 from __future__ import annotations
 
