@@ -160,7 +160,8 @@ def layout(app: AppContext, query: str) -> Any:
             dcc.Store(id=Id.TABLES_READY),
             # a WebGL second chart's figure, drawn once the main chart is (TABLES_READY)
             dcc.Store(id=Id.SECOND_FIGURE, data=second if gl else None),
-            dcc.Store(id=Id.SECOND_TOKENS, data=second_tokens(second, view)),
+            # "stored": whether SECOND_FIGURE holds the drawn figure, which a patch updates
+            dcc.Store(id=Id.SECOND_TOKENS, data={**second_tokens(second, view), "stored": gl}),
             dcc.Store(id=Id.TABLES_VISIBLE),
             # the arm ranking below is built here: on_tables builds it again only for a new view
             dcc.Store(id=Id.TABLES_SHOWN, data={"at": view.data_key()}),
@@ -255,9 +256,10 @@ class RunCallbacks:
     ) -> tuple[Any, Any]:
         """The second chart's figure on a control change (to SECOND_FIGURE, which deferred.js
         hands to the chart a frame later, and not before the main chart is drawn), as a patch
-        when only the display changed. `built` (SECOND_TOKENS) names the view it was drawn for:
-        the first layout carries the page's own figure and its tokens; without them (None) the
-        whole figure."""
+        when only the display changed and SECOND_FIGURE holds the drawn figure (`stored`: an
+        SVG second chart's first figure is in the chart, not in the store). `built`
+        (SECOND_TOKENS) names the view it was drawn for: the first layout carries the page's
+        own figure and its tokens; without them (None) the whole figure."""
         view, _ = RunView.from_controls(control_values(values, ids))
         old = RunView.parse(built["query"])[0] if isinstance(built, dict) else None
         if old is not None and view.runs != old.runs:
@@ -269,7 +271,7 @@ class RunCallbacks:
         update = chart_update(changed)
         if update == "none":
             raise PreventUpdate
-        if update == "patch" and changed is not None:
+        if update == "patch" and changed is not None and built.get("stored", True):
             axes = bool(changed & AXES)
             patch = chart_patch(data, view, built, "second", axes_changed=axes)
             return patch, {**built, "query": view.query()}

@@ -244,8 +244,12 @@ def test_the_second_chart_is_in_the_first_layout_then_follows_every_change(
     with pytest.raises(PreventUpdate):
         cb.on_second(values, ids, tokens)
     fig, built = cb.on_second(values, ids, None)
-    assert fig == second_figure(data, view) and built == tokens
-    assert built["query"] == view.query()
+    assert fig == second_figure(data, view) and {**built, "stored": False} == tokens
+    assert built["query"] == view.query() and tokens["stored"] is False
+    # the store is empty until a change: a display-only one sends the whole figure, not a patch
+    logy = view.replace(logy=True)
+    whole, _ = cb.on_second(*_controls(logy.controls()), tokens)
+    assert whole == second_figure(ctx.source.run_data(logy), logy)
     # every one of the 44 points, in its arm's trace (labelled), beside each arm's one-point trace
     labelled = [len(t["x"]) for t in fig["data"] if t["mode"] == "markers+text"]
     assert sum(labelled) == 44 and len(built["second"]) == len(fig["data"])
