@@ -94,7 +94,7 @@ class Page:
         # together; the server answers the two requests side by side.
 
         def second() -> None:
-            fig, self._built[run_id] = self._second(values, ids, None)
+            fig, self._built[run_id] = self.callbacks.on_second(values, ids, 1, None)
             _encode((fig, self._built[run_id]))
 
         def tables() -> None:
@@ -128,7 +128,7 @@ class Page:
 
         def second() -> None:
             with contextlib.suppress(PreventUpdate):  # PreventUpdate: the second chart stays
-                _encode(self._second(values, ids, built))
+                _encode(self.callbacks.on_second(values, ids, 1, built))
 
         main, both = _side_by_side(lambda: _encode(self.callbacks.on_controls(*args)), second)
         self.main_parts.append(main)
@@ -138,14 +138,8 @@ class Page:
         """The second chart's state (SECOND_TOKENS) as the run's page first drew it."""
         if run_id not in self._built:
             values, ids = self.controls(run_id)
-            self._built[run_id] = self._second(values, ids, None)[1]
+            self._built[run_id] = self.callbacks.on_second(values, ids, 1, None)[1]
         return self._built[run_id]
-
-    def _second(self, values: list[Any], ids: list[dict[str, Any]], built: Any) -> Any:
-        """`on_second`, in the code before it lost its `ready` argument (TABLES_READY) too."""
-        if "ready" in inspect.signature(self.callbacks.on_second).parameters:
-            return self.callbacks.on_second(values, ids, 1, built)
-        return self.callbacks.on_second(values, ids, built)
 
     def tokens(self, run_id: str) -> Any:
         """The trace tokens the run page's layout stores for its main chart."""

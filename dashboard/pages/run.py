@@ -1,9 +1,9 @@
 """The run page, `/inference?unofficialRun=<id>[,<id>...]`: frontier charts, verdicts, AL, deltas.
 
 The whole page, first chart included, is in the initial layout (no callback before the first
-draw); the second chart's figure too, drawn with the main chart when it is SVG and by
-deferred.js once the main chart is drawn when it is WebGL (no request in between; `on_second`
-redraws it on a control change), the open table once the tables are scrolled into view (`on_tables`: until then neither the grid
+draw); an SVG second chart too, drawn with the main one; a WebGL second chart's figure is asked
+for once the main chart is drawn (`on_second`) and drawn a step at a time (deferred.js); the
+open table once the tables are scrolled into view (`on_tables`: until then neither the grid
 library nor a grid is built). Every control writes the URL; callbacks parse the controls into a
 `RunView`, ask the data layer for the (cached) analysis and hand it to the figure builders
 (`run_charts`)."""
@@ -147,10 +147,13 @@ def layout(app: AppContext, query: str) -> Any:
     notes = [*notes, *more]
     run_opts = p.run_options(app.source.catalog(), view.runs)
     main = main_figure(data, view)
-    second = second_figure(data, view)
     # An SVG second chart draws with the page, in the commit that draws the main one; a WebGL
-    # one in the frame's place once the main chart is drawn, a step at a time (deferred.js).
-    gl = any(trace.get("type") == "scattergl" for trace in second["data"])
+    # one (the same points as the main chart's: WebGL too) is asked for once the main chart is
+    # drawn and drawn a step at a time (deferred.js), its analysis out of the first layout.
+    gl = any(trace.get("type") == "scattergl" for trace in main["data"])
+    second = None if gl else second_figure(data, view)
+    # ("stored": False: the figure is in the chart, not in SECOND_FIGURE, which a patch updates)
+    tokens = None if second is None else {**second_tokens(second, view), "stored": False}
     tabs: list[tuple[str, Any, Id]] = [(name, LOADING, box) for name, box in TAB_BOXES]
     tabs[-1] = ("launch", launch.panel(app, data, view), Id.LAUNCH_BOX)
     return html.Div(
@@ -158,10 +161,9 @@ def layout(app: AppContext, query: str) -> Any:
             html.Div(page_notes(data, notes), id=Id.NOTES),
             dcc.Store(id=Id.TRACE_TOKENS, data=main_tokens(main)),
             dcc.Store(id=Id.TABLES_READY),
-            # a WebGL second chart's figure, drawn once the main chart is (TABLES_READY)
-            dcc.Store(id=Id.SECOND_FIGURE, data=second if gl else None),
-            # "stored": whether SECOND_FIGURE holds the drawn figure, which a patch updates
-            dcc.Store(id=Id.SECOND_TOKENS, data={**second_tokens(second, view), "stored": gl}),
+            dcc.Store(id=Id.SECOND_FIGURE),  # filled in by on_second
+            dcc.Store(id=Id.SECOND_TOKENS, data=tokens),
+            dcc.Store(id=Id.SECOND_WANTED),
             dcc.Store(id=Id.TABLES_VISIBLE),
             # the arm ranking below is built here: on_tables builds it again only for a new view
             dcc.Store(id=Id.TABLES_SHOWN, data={"at": view.data_key()}),
@@ -184,7 +186,7 @@ def layout(app: AppContext, query: str) -> Any:
                                 [
                                     p.chart_card(
                                         Id.SECOND_CHART,
-                                        second_frame(data, view) if gl else second,
+                                        second_frame(data, view) if second is None else second,
                                         Id.PNG_SECOND,
                                         Id.SVG_SECOND,
                                     ),
@@ -252,14 +254,18 @@ class RunCallbacks:
         return "?" + view.query(), no_update, *figs, exports_bar(view), page_notes(data, notes)
 
     def on_second(
-        self, values: list[Any], ids: list[dict[str, Any]], built: Any
+        self, values: list[Any], ids: list[dict[str, Any]], ready: Any, built: Any
     ) -> tuple[Any, Any]:
         """The second chart's figure on a control change (to SECOND_FIGURE, which deferred.js
         hands to the chart a frame later, and not before the main chart is drawn), as a patch
         when only the display changed and SECOND_FIGURE holds the drawn figure (`stored`: an
         SVG second chart's first figure is in the chart, not in the store). `built`
         (SECOND_TOKENS) names the view it was drawn for: the first layout carries the page's
-        own figure and its tokens; without them (None) the whole figure."""
+        own figure and its tokens (an SVG chart); without them (None: a WebGL chart, whose
+        analysis and JSON stay out of the first layout) the whole figure, once the main chart is
+        drawn (`ready`, SECOND_WANTED)."""
+        if not ready and built is None:
+            raise PreventUpdate
         view, _ = RunView.from_controls(control_values(values, ids))
         old = RunView.parse(built["query"])[0] if isinstance(built, dict) else None
         if old is not None and view.runs != old.runs:
@@ -355,7 +361,7 @@ def register(dash_app: Dash, app: AppContext) -> None:
     )(cb.on_controls)  # fmt: skip
     dash_app.callback(
         Output(Id.SECOND_FIGURE, "data"), Output(Id.SECOND_TOKENS, "data"), *controls,
-        State(Id.SECOND_TOKENS, "data"), prevent_initial_call=True,
+        Input(Id.SECOND_WANTED, "data"), State(Id.SECOND_TOKENS, "data"), prevent_initial_call=True,
     )(cb.on_second)  # fmt: skip
     dash_app.callback(
         *[Output(dict(TAB_BOXES)[name], "children") for name in TABLE_BODIES], Output(Id.AT_TABLE, "children"),
@@ -380,6 +386,10 @@ def register(dash_app: Dash, app: AppContext) -> None:
     )(cb.on_legend)  # fmt: skip
     # The second chart and a big points grid's rows each draw in a task of their own, a frame
     # after what came before them (dashboard/assets/deferred.js).
+    dash_app.clientside_callback(
+        ClientsideFunction("paretolens_deferred", "secondWanted"), Output(Id.SECOND_WANTED, "data"),
+        Input(Id.TABLES_READY, "data"), State(Id.SECOND_TOKENS, "data"), prevent_initial_call=True,
+    )  # fmt: skip
     dash_app.clientside_callback(
         ClientsideFunction("paretolens_deferred", "secondChart"), Output(Id.SECOND_CHART, "figure"),
         Output(Id.SECOND_CHART, "config"), Input(Id.TABLES_READY, "data"), Input(Id.SECOND_FIGURE, "data"),

@@ -1,7 +1,8 @@
 """The run page's two charts: their figures, their legend tokens and the display-only patches
-of drawn charts. Both figures are in the page's first layout (the page's HTML has drawn its
-first point already, so the layout's analysis delays no point); a WebGL second chart draws in
-the frame's placeholder (`second_frame`) once the main chart is drawn."""
+of drawn charts. The main chart is in the page's first layout, and so is an SVG second chart
+(drawn in the same commit); a WebGL second chart's figure is asked for once the main chart is
+drawn (`RunCallbacks.on_second`), so its analysis stays out of the layout, and it draws in the
+frame's placeholder (`second_frame`)."""
 
 from __future__ import annotations
 

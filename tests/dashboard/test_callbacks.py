@@ -48,7 +48,7 @@ def test_an_axis_switch_writes_the_url_and_redraws(ctx: AppContext) -> None:
     )
     assert search == "?unofficialRun=dsr1&y=output_tput_per_gpu" and nav is no_update
     assert main["layout"]["yaxis"]["title"]["text"] == "Output tok/s/GPU (tok/s/GPU)"
-    second, _built = cb.on_second(values, ids, None)
+    second, _built = cb.on_second(values, ids, 1, None)
     assert second["layout"]["yaxis"]["title"] == main["layout"]["yaxis"]["title"]
     assert tokens["main"][0] == "envelope~dsr1" and len(tokens["main"]) == len(main["data"])
     assert "/export/points.csv?unofficialRun=dsr1&y=output_tput_per_gpu" in str(exports)
@@ -101,7 +101,7 @@ def _store_data(node: Any, store_id: str) -> Any:
         found = [_store_data(n, store_id) for n in node]
         return next((f for f in found if f is not None), None)
     if getattr(node, "id", None) == store_id:
-        return node.data
+        return getattr(node, "data", None)
     children = getattr(node, "children", None)
     return None if children is None else _store_data(children, store_id)
 
@@ -229,9 +229,10 @@ def test_jobs_tick_lists_jobs(ctx: AppContext) -> None:
 def test_the_second_chart_is_in_the_first_layout_then_follows_every_change(
     ctx: AppContext,
 ) -> None:
-    """The first layout carries the second chart's figure and its tokens (no request once the
-    main chart is drawn: nothing to do for the same view); on_second then sends per change a
-    patch, a new figure or nothing."""
+    """An SVG second chart is in the first layout with its tokens (nothing to ask for once the
+    main chart is drawn); without them (a WebGL chart) on_second waits for the main chart's
+    draw (SECOND_WANTED), then sends the whole figure; then per change a patch, a new figure or
+    nothing."""
     cb = RunCallbacks(ctx)
     view = RunView(runs=("dsr1",))
     values, ids = _controls(view.controls())
@@ -242,13 +243,15 @@ def test_the_second_chart_is_in_the_first_layout_then_follows_every_change(
     assert _component(page, Id.SECOND_CHART).figure == second_figure(data, view)
     assert _store_data(page, Id.SECOND_FIGURE) is None
     with pytest.raises(PreventUpdate):
-        cb.on_second(values, ids, tokens)
-    fig, built = cb.on_second(values, ids, None)
+        cb.on_second(values, ids, None, tokens)
+    with pytest.raises(PreventUpdate):
+        cb.on_second(values, ids, None, None)
+    fig, built = cb.on_second(values, ids, 1, None)
     assert fig == second_figure(data, view) and {**built, "stored": False} == tokens
     assert built["query"] == view.query() and tokens["stored"] is False
     # the store is empty until a change: a display-only one sends the whole figure, not a patch
     logy = view.replace(logy=True)
-    whole, _ = cb.on_second(*_controls(logy.controls()), tokens)
+    whole, _ = cb.on_second(*_controls(logy.controls()), None, tokens)
     assert whole == second_figure(ctx.source.run_data(logy), logy)
     # every one of the 44 points, in its arm's trace (labelled), beside each arm's one-point trace
     labelled = [len(t["x"]) for t in fig["data"] if t["mode"] == "markers+text"]
@@ -260,16 +263,16 @@ def test_the_second_chart_is_in_the_first_layout_then_follows_every_change(
     # display only: a patch of the drawn figure, for the view it now shows
     hidden = built["second"][2]
     shown = view.replace(logy=True, hide=(hidden,))
-    patch, again = cb.on_second(*_controls(shown.controls()), built)
+    patch, again = cb.on_second(*_controls(shown.controls()), 1, built)
     ops = {tuple(o["location"]): o["params"]["value"] for o in patch.to_plotly_json()["operations"]}
     assert ops[("layout", "yaxis", "type")] == "log" and ops[("data", 2, "visible")] == "legendonly"
     assert again == {**built, "query": shown.query()}
     # neither chart changes (a table tab), or the page reloads (another run set): nothing
     for same in (shown.replace(tab="al"), RunView(runs=("dsr1", "dsr1-rerun"))):
         with pytest.raises(PreventUpdate):
-            cb.on_second(*_controls(same.controls()), again)
+            cb.on_second(*_controls(same.controls()), 1, again)
     # a filter: the new figure
     narrowed = shown.replace(offload=("dram",))
-    fig, built = cb.on_second(*_controls(narrowed.controls()), again)
+    fig, built = cb.on_second(*_controls(narrowed.controls()), 1, again)
     assert fig == second_figure(ctx.source.run_data(narrowed), narrowed)
     assert built["query"] == narrowed.query()

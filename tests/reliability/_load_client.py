@@ -114,17 +114,19 @@ def _store(layout: Any, store_id: str) -> Any:
 
 
 def _second(
-    dep: dict[str, Any], page: tuple[Any, ...], values: list[Any], k: int, built: Any
+    dep: dict[str, Any], page: tuple[Any, ...], values: list[Any], k: int | None, built: Any
 ) -> dict[str, Any]:
-    """The second chart's callback request for a change of control `k`; `built` is the
+    """The second chart's callback request: once the first chart is drawn (`k` None:
+    second-wanted set, a WebGL second chart) or for a change of control `k`; `built` is the
     second-tokens store."""
     ids = page[0]
-    changed = json.dumps(ids[k], **_KEY) + ".value"
+    changed = "second-wanted.data" if k is None else json.dumps(ids[k], **_KEY) + ".value"
     return {
         "output": dep["output"],
         "outputs": _outputs(dep),
         "inputs": [
             [{"id": i, "property": "value", "value": v} for i, v in zip(ids, values, strict=True)],
+            {"id": "second-wanted", "property": "data", "value": 1},
         ],
         "state": [
             [{"id": i, "property": "id", "value": i} for i in ids],
@@ -197,13 +199,19 @@ async def _user(
             if resp is not None and resp.status_code == 200:
                 # Parsing a 1,000-point layout blocks this process's event loop (and so every
                 # other user's clock) for tens of ms: each run's default controls are parsed once.
-                # The layout carries both charts (the second one's tokens in its store): no
-                # request follows the first draw.
                 if run not in known:
                     layout = resp.json()
                     known[run] = _controls(layout)
-                    built[run] = _store(layout, "second-tokens")
+                    if (tokens := _store(layout, "second-tokens")) is not None:
+                        built[run] = tokens
                 pages[run] = known[run]
+                # An SVG second chart came with the layout (its tokens in its store); a WebGL
+                # one is asked for once the first chart is drawn.
+                if run not in built:
+                    body = _second(dep2, pages[run], list(pages[run][1]), None, None)
+                    got = await _post(client, "second_chart", "/_dash-update-component", body, out)
+                    if got is not None and got.status_code == 200:
+                        built[run] = got.json()["response"]["second-tokens"]["data"]
         elif roll < 0.75:
             # One control change: both charts' callbacks, posted together; the user has both
             # charts updated when the later one answers.
