@@ -24,6 +24,7 @@ class Id(StrEnum):
     SECOND_CHART = "second-chart"
     SECOND_FIGURE = "second-figure"
     SECOND_TOKENS = "second-tokens"
+    SECOND_WANTED = "second-wanted"
     TRACE_TOKENS = "trace-tokens"
     TABLES_READY = "tables-ready"
     TABLES_VISIBLE = "tables-visible"  # the tables scrolled into view (paretolens.js)

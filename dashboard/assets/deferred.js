@@ -113,6 +113,11 @@
           return out;
         });
       },
+      // Once the main chart is drawn, a WebGL second chart's figure is asked for (its page's
+      // layout has no second tokens); an SVG one came with the layout, so nothing is asked.
+      secondWanted: function (ready, tokens) {
+        return ready && !tokens ? ready : window.dash_clientside.no_update;
+      },
       // A big grid is built without rows (its loading overlay) in the task that renders the
       // tables; its rows follow once AG Grid is ready (its module loads on first use), a frame
       // later, in a task of their own.

@@ -255,8 +255,16 @@
     e.stopPropagation();
     if (next) { next.focus(); } else { document.activeElement.blur(); }
   }, true);
+  // Once a frame at most: a chart's draw or a layout commit changes the page in many batches,
+  // and each pass walks the whole page.
+  var fixPending = false;
+  function fixSoon() {
+    if (fixPending) { return; }
+    fixPending = true;
+    window.requestAnimationFrame(function () { fixPending = false; untrap(document); legendItems(document); });
+  }
   if (window.MutationObserver) {
-    new MutationObserver(function () { untrap(document); legendItems(document); }).observe(document.documentElement, {
+    new MutationObserver(fixSoon).observe(document.documentElement, {
       childList: true, subtree: true, attributes: true, attributeFilter: ["tabindex", "role", "aria-selected", "aria-checked", "class"]
     });
   }

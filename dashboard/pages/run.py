@@ -1,7 +1,8 @@
 """The run page, `/inference?unofficialRun=<id>[,<id>...]`: frontier charts, verdicts, AL, deltas.
 
 The whole page, first chart included, is in the initial layout (no callback before the first
-draw); the second chart's figure is asked for once the first chart is drawn (`on_second`), the
+draw); an SVG second chart too, drawn with the main one; a WebGL second chart's figure is asked
+for once the main chart is drawn (`on_second`) and drawn a step at a time (deferred.js); the
 open table once the tables are scrolled into view (`on_tables`: until then neither the grid
 library nor a grid is built). Every control writes the URL; callbacks parse the controls into a
 `RunView`, ask the data layer for the (cached) analysis and hand it to the figure builders
@@ -146,6 +147,13 @@ def layout(app: AppContext, query: str) -> Any:
     notes = [*notes, *more]
     run_opts = p.run_options(app.source.catalog(), view.runs)
     main = main_figure(data, view)
+    # An SVG second chart draws with the page, in the commit that draws the main one; a WebGL
+    # one (the same points as the main chart's: WebGL too) is asked for once the main chart is
+    # drawn and drawn a step at a time (deferred.js), its analysis out of the first layout.
+    gl = any(trace.get("type") == "scattergl" for trace in main["data"])
+    second = None if gl else second_figure(data, view)
+    # ("stored": False: the figure is in the chart, not in SECOND_FIGURE, which a patch updates)
+    tokens = None if second is None else {**second_tokens(second, view), "stored": False}
     tabs: list[tuple[str, Any, Id]] = [(name, LOADING, box) for name, box in TAB_BOXES]
     tabs[-1] = ("launch", launch.panel(app, data, view), Id.LAUNCH_BOX)
     return html.Div(
@@ -154,7 +162,8 @@ def layout(app: AppContext, query: str) -> Any:
             dcc.Store(id=Id.TRACE_TOKENS, data=main_tokens(main)),
             dcc.Store(id=Id.TABLES_READY),
             dcc.Store(id=Id.SECOND_FIGURE),  # filled in by on_second
-            dcc.Store(id=Id.SECOND_TOKENS),
+            dcc.Store(id=Id.SECOND_TOKENS, data=tokens),
+            dcc.Store(id=Id.SECOND_WANTED),
             dcc.Store(id=Id.TABLES_VISIBLE),
             # the arm ranking below is built here: on_tables builds it again only for a new view
             dcc.Store(id=Id.TABLES_SHOWN, data={"at": view.data_key()}),
@@ -177,7 +186,7 @@ def layout(app: AppContext, query: str) -> Any:
                                 [
                                     p.chart_card(
                                         Id.SECOND_CHART,
-                                        second_frame(data, view),
+                                        second_frame(data, view) if second is None else second,
                                         Id.PNG_SECOND,
                                         Id.SVG_SECOND,
                                     ),
@@ -247,11 +256,15 @@ class RunCallbacks:
     def on_second(
         self, values: list[Any], ids: list[dict[str, Any]], ready: Any, built: Any
     ) -> tuple[Any, Any]:
-        """The second chart's figure (to SECOND_FIGURE, which deferred.js hands to the chart a
-        frame later): first asked for once the main chart is drawn (TABLES_READY), so its
-        analysis never delays the first point, then on every control change, as a patch when
-        only the display changed. `built` (SECOND_TOKENS) names the view it was drawn for."""
-        if not ready:
+        """The second chart's figure on a control change (to SECOND_FIGURE, which deferred.js
+        hands to the chart a frame later, and not before the main chart is drawn), as a patch
+        when only the display changed and SECOND_FIGURE holds the drawn figure (`stored`: an
+        SVG second chart's first figure is in the chart, not in the store). `built`
+        (SECOND_TOKENS) names the view it was drawn for: the first layout carries the page's
+        own figure and its tokens (an SVG chart); without them (None: a WebGL chart, whose
+        analysis and JSON stay out of the first layout) the whole figure, once the main chart is
+        drawn (`ready`, SECOND_WANTED)."""
+        if not ready and built is None:
             raise PreventUpdate
         view, _ = RunView.from_controls(control_values(values, ids))
         old = RunView.parse(built["query"])[0] if isinstance(built, dict) else None
@@ -264,7 +277,7 @@ class RunCallbacks:
         update = chart_update(changed)
         if update == "none":
             raise PreventUpdate
-        if update == "patch" and changed is not None:
+        if update == "patch" and changed is not None and built.get("stored", True):
             axes = bool(changed & AXES)
             patch = chart_patch(data, view, built, "second", axes_changed=axes)
             return patch, {**built, "query": view.query()}
@@ -348,7 +361,7 @@ def register(dash_app: Dash, app: AppContext) -> None:
     )(cb.on_controls)  # fmt: skip
     dash_app.callback(
         Output(Id.SECOND_FIGURE, "data"), Output(Id.SECOND_TOKENS, "data"), *controls,
-        Input(Id.TABLES_READY, "data"), State(Id.SECOND_TOKENS, "data"), prevent_initial_call=True,
+        Input(Id.SECOND_WANTED, "data"), State(Id.SECOND_TOKENS, "data"), prevent_initial_call=True,
     )(cb.on_second)  # fmt: skip
     dash_app.callback(
         *[Output(dict(TAB_BOXES)[name], "children") for name in TABLE_BODIES], Output(Id.AT_TABLE, "children"),
@@ -373,6 +386,10 @@ def register(dash_app: Dash, app: AppContext) -> None:
     )(cb.on_legend)  # fmt: skip
     # The second chart and a big points grid's rows each draw in a task of their own, a frame
     # after what came before them (dashboard/assets/deferred.js).
+    dash_app.clientside_callback(
+        ClientsideFunction("paretolens_deferred", "secondWanted"), Output(Id.SECOND_WANTED, "data"),
+        Input(Id.TABLES_READY, "data"), State(Id.SECOND_TOKENS, "data"), prevent_initial_call=True,
+    )  # fmt: skip
     dash_app.clientside_callback(
         ClientsideFunction("paretolens_deferred", "secondChart"), Output(Id.SECOND_CHART, "figure"),
         Output(Id.SECOND_CHART, "config"), Input(Id.TABLES_READY, "data"), Input(Id.SECOND_FIGURE, "data"),

@@ -1,7 +1,8 @@
 """The run page's two charts: their figures, their legend tokens and the display-only patches
-of drawn charts. The main chart is in the page's first layout; the second chart's figure is
-asked for once the main chart is drawn (`RunCallbacks.on_second`), so its analysis never delays
-the first point, and it draws in the frame's placeholder (`second_frame`)."""
+of drawn charts. The main chart is in the page's first layout, and so is an SVG second chart
+(drawn in the same commit); a WebGL second chart's figure is asked for once the main chart is
+drawn (`RunCallbacks.on_second`), so its analysis stays out of the layout, and it draws in the
+frame's placeholder (`second_frame`)."""
 
 from __future__ import annotations
 

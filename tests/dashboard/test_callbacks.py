@@ -101,9 +101,20 @@ def _store_data(node: Any, store_id: str) -> Any:
         found = [_store_data(n, store_id) for n in node]
         return next((f for f in found if f is not None), None)
     if getattr(node, "id", None) == store_id:
-        return node.data
+        return getattr(node, "data", None)
     children = getattr(node, "children", None)
     return None if children is None else _store_data(children, store_id)
+
+
+def _component(node: Any, component_id: str) -> Any:
+    """The component `component_id` of a layout."""
+    if isinstance(node, list | tuple):
+        found = [_component(n, component_id) for n in node]
+        return next((f for f in found if f is not None), None)
+    if getattr(node, "id", None) == component_id:
+        return node
+    children = getattr(node, "children", None)
+    return None if children is None else _component(children, component_id)
 
 
 def test_no_table_is_built_before_the_tables_are_in_view(ctx: AppContext) -> None:
@@ -215,17 +226,33 @@ def test_jobs_tick_lists_jobs(ctx: AppContext) -> None:
     assert "No jobs yet" in _text(table) and isinstance(detail, html.Div)
 
 
-def test_the_second_chart_follows_the_first_draw_then_every_change(ctx: AppContext) -> None:
-    """on_second: nothing before the main chart is drawn (TABLES_READY), then the whole figure
-    (the layout only drew its frame), then per change a patch, a new figure or nothing."""
+def test_the_second_chart_is_in_the_first_layout_then_follows_every_change(
+    ctx: AppContext,
+) -> None:
+    """An SVG second chart is in the first layout with its tokens (nothing to ask for once the
+    main chart is drawn); without them (a WebGL chart) on_second waits for the main chart's
+    draw (SECOND_WANTED), then sends the whole figure; then per change a patch, a new figure or
+    nothing."""
     cb = RunCallbacks(ctx)
     view = RunView(runs=("dsr1",))
     values, ids = _controls(view.controls())
+    data = ctx.source.run_data(view)
+    page = run_layout(ctx, "?" + view.query())
+    tokens = _store_data(page, Id.SECOND_TOKENS)
+    # an SVG chart (44 points): drawn with the page, nothing left for deferred.js to draw
+    assert _component(page, Id.SECOND_CHART).figure == second_figure(data, view)
+    assert _store_data(page, Id.SECOND_FIGURE) is None
+    with pytest.raises(PreventUpdate):
+        cb.on_second(values, ids, None, tokens)
     with pytest.raises(PreventUpdate):
         cb.on_second(values, ids, None, None)
-    data = ctx.source.run_data(view)
     fig, built = cb.on_second(values, ids, 1, None)
-    assert fig == second_figure(data, view) and built["query"] == view.query()
+    assert fig == second_figure(data, view) and {**built, "stored": False} == tokens
+    assert built["query"] == view.query() and tokens["stored"] is False
+    # the store is empty until a change: a display-only one sends the whole figure, not a patch
+    logy = view.replace(logy=True)
+    whole, _ = cb.on_second(*_controls(logy.controls()), None, tokens)
+    assert whole == second_figure(ctx.source.run_data(logy), logy)
     # every one of the 44 points, in its arm's trace (labelled), beside each arm's one-point trace
     labelled = [len(t["x"]) for t in fig["data"] if t["mode"] == "markers+text"]
     assert sum(labelled) == 44 and len(built["second"]) == len(fig["data"])

@@ -84,3 +84,56 @@ def test_a_link_to_a_tab_builds_it_at_load(driver: Any, live_url: str) -> None:
     assert driver.execute_script(
         "return document.getElementById('al-box').getBoundingClientRect().top > window.innerHeight"
     )
+
+
+# The outputs of every callback request the page makes (installed before any page script).
+RECORD_REQUESTS = """
+window.__plRequests = [];
+var fetch0 = window.fetch;
+window.fetch = function (url, opts) {
+  if (/_dash-update-component/.test(String(url)) && opts && typeof opts.body === "string") {
+    try { window.__plRequests.push(JSON.parse(opts.body).output); } catch (e) {}
+  }
+  return fetch0.apply(this, arguments);
+};
+"""
+# The points a drawn chart's labelled traces carry (each arm's points, beside its one-point trace).
+LABELLED = """
+var gd = document.querySelector('#' + arguments[0] + ' .js-plotly-plot');
+var n = 0;
+(gd && gd.data || []).forEach(function (t) { if (t.mode === 'markers+text') { n += t.x.length; } });
+return n;
+"""
+
+
+def test_the_second_chart_is_drawn_from_the_first_layout(driver: Any, live_url: str) -> None:
+    """Issue 28: the second chart (SVG at 44 points) comes with the page's first layout: drawn with
+    every point and no callback request asked for it; a control change still redraws it."""
+    script = driver.execute_cdp_cmd(
+        "Page.addScriptToEvaluateOnNewDocument", {"source": RECORD_REQUESTS}
+    )["identifier"]
+    try:
+        console_errors(driver)
+        open_page(driver, f"{live_url}/inference?unofficialRun=dsr1")
+        wait_chart(driver)
+        wait(driver, lambda d: d.execute_script(LABELLED, "second-chart") == DSR1_POINTS)
+        assert driver.execute_script(LABELLED, "main-chart") == DSR1_POINTS
+        time.sleep(1.0)  # room for a request, were one made once the main chart is drawn
+        asked = driver.execute_script("return window.__plRequests")
+        assert not [o for o in asked if "second-figure" in o], asked
+        driver.find_element(By.CSS_SELECTOR, "input[type=checkbox][value=logy]").click()
+        wait(
+            driver,
+            lambda d: (
+                d.execute_script(
+                    "var gd = document.querySelector('#second-chart .js-plotly-plot');"
+                    "return gd._fullLayout.yaxis.type;"
+                )
+                == "log"
+            ),
+        )
+        asked = driver.execute_script("return window.__plRequests")
+        assert [o for o in asked if "second-figure" in o], asked
+        assert console_errors(driver) == []
+    finally:
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": script})

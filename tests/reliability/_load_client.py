@@ -99,19 +99,34 @@ def _change(
     }
 
 
+def _store(layout: Any, store_id: str) -> Any:
+    """The `data` of the store `store_id` in a layout's JSON."""
+    if isinstance(layout, dict):
+        props = layout.get("props")
+        if isinstance(props, dict) and props.get("id") == store_id:
+            return props.get("data")
+        found = (_store(v, store_id) for v in layout.values())
+    elif isinstance(layout, list):
+        found = (_store(v, store_id) for v in layout)
+    else:
+        return None
+    return next((f for f in found if f is not None), None)
+
+
 def _second(
     dep: dict[str, Any], page: tuple[Any, ...], values: list[Any], k: int | None, built: Any
 ) -> dict[str, Any]:
-    """The second chart's callback request: after the first draw (`k` None: tables-ready set)
-    or for a change of control `k`; `built` is the second-tokens store."""
+    """The second chart's callback request: once the first chart is drawn (`k` None:
+    second-wanted set, a WebGL second chart) or for a change of control `k`; `built` is the
+    second-tokens store."""
     ids = page[0]
-    changed = "tables-ready.data" if k is None else json.dumps(ids[k], **_KEY) + ".value"
+    changed = "second-wanted.data" if k is None else json.dumps(ids[k], **_KEY) + ".value"
     return {
         "output": dep["output"],
         "outputs": _outputs(dep),
         "inputs": [
             [{"id": i, "property": "value", "value": v} for i, v in zip(ids, values, strict=True)],
-            {"id": "tables-ready", "property": "data", "value": 1},
+            {"id": "second-wanted", "property": "data", "value": 1},
         ],
         "state": [
             [{"id": i, "property": "id", "value": i} for i in ids],
@@ -185,13 +200,18 @@ async def _user(
                 # Parsing a 1,000-point layout blocks this process's event loop (and so every
                 # other user's clock) for tens of ms: each run's default controls are parsed once.
                 if run not in known:
-                    known[run] = _controls(resp.json())
+                    layout = resp.json()
+                    known[run] = _controls(layout)
+                    if (tokens := _store(layout, "second-tokens")) is not None:
+                        built[run] = tokens
                 pages[run] = known[run]
-                # Once the first chart is drawn the page asks for the second one.
-                body = _second(dep2, pages[run], list(pages[run][1]), None, None)
-                got = await _post(client, "second_chart", "/_dash-update-component", body, out)
-                if run not in built and got is not None and got.status_code == 200:
-                    built[run] = got.json()["response"]["second-tokens"]["data"]
+                # An SVG second chart came with the layout (its tokens in its store); a WebGL
+                # one is asked for once the first chart is drawn.
+                if run not in built:
+                    body = _second(dep2, pages[run], list(pages[run][1]), None, None)
+                    got = await _post(client, "second_chart", "/_dash-update-component", body, out)
+                    if got is not None and got.status_code == 200:
+                        built[run] = got.json()["response"]["second-tokens"]["data"]
         elif roll < 0.75:
             # One control change: both charts' callbacks, posted together; the user has both
             # charts updated when the later one answers.
