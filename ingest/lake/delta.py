@@ -114,7 +114,8 @@ def local_workdir(uri: str) -> Path:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One version of the table: its data files by (table, run id). Version -1: no table yet."""
+    """One version of the table: its data files by (table, run id). Version -1: no table yet.
+    `table` is the table object a writer commits through (a reader's snapshot has none)."""
 
     version: int
     files: Mapping[tuple[str, str], tuple[str, ...]]
@@ -155,8 +156,9 @@ def open_table(uri: str, version: int | None = None) -> DeltaTable | None:
         return None
 
 
-def snapshot_of(uri: str, dt: DeltaTable | None) -> Snapshot:
-    """The files of `dt`'s current version, grouped by partition."""
+def snapshot_of(uri: str, dt: DeltaTable | None, with_table: bool = True) -> Snapshot:
+    """The files of `dt`'s current version, grouped by partition (`with_table`: the snapshot
+    holds `dt`, to commit through; a reader's holds none)."""
     opts = storage_options(uri)
     if dt is None:
         return Snapshot(-1, {}, uri, opts, None)
@@ -170,7 +172,8 @@ def snapshot_of(uri: str, dt: DeltaTable | None) -> Snapshot:
             "path", f"partition.{TABLE_COL}", f"partition.{RUN_COL}"
         ).iter_rows():
             files.setdefault((table, run), []).append(uris[path.rsplit("/", 1)[-1]])
-    return Snapshot(dt.version(), {k: tuple(sorted(v)) for k, v in files.items()}, uri, opts, dt)
+    table = dt if with_table else None
+    return Snapshot(dt.version(), {k: tuple(sorted(v)) for k, v in files.items()}, uri, opts, table)
 
 
 def to_lake(table: str, frame: pa.Table) -> pa.Table:
@@ -238,11 +241,12 @@ def commit(
 
     data = pa.concat_tables([to_lake(t, rows) for (t, _), rows in sorted(parts.items())])
     opts = dict(snap.options) or None
+    creating = snap.table is None
+    if creating and snap.version >= 0:
+        raise ValueError("a commit needs a writer's snapshot (one that holds its table object)")
     # Creating the table: no retry, since delta-rs would retry a create that lost the race as
     # an append of the same rows on top of the winner's.
-    props = CommitProperties(
-        custom_metadata=dict(meta), max_commit_retries=0 if snap.table is None else 20
-    )
+    props = CommitProperties(custom_metadata=dict(meta), max_commit_retries=0 if creating else 20)
     try:
         if snap.table is None:
             write_deltalake(
@@ -267,9 +271,13 @@ def commit(
     except CommitFailedError as exc:
         raise ConflictError(str(exc)) from exc
     except (DeltaError, OSError) as exc:
-        if snap.table is None and open_table(snap.uri) is not None:
+        if creating and open_table(snap.uri) is not None:
             raise ConflictError(str(exc)) from exc
         raise _os_error(exc) from exc
+    if snap.table is not None:
+        # delta-rs moves the table object to the version it committed (over any commits of
+        # other writers it retried on): no second read of the log
+        return snap.table.version()
     dt = open_table(snap.uri)
     assert dt is not None
     return dt.version()
