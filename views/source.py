@@ -18,6 +18,7 @@ import polars as pl
 from analysis.acceptance import GoldenTable, load_golden_tables
 from analysis.comparison.baseline import MAIN
 from analysis.cost import Costs, HardwareFile, load_hardware, parse_hwcost, with_costs
+from analysis.frontier.interpolate import load_interpolation
 from analysis.sweep.sweep_config import SweepConfig
 from ingest.contract.col import Col
 from ingest.contract.schema import RunCol, SeriesCol
@@ -69,13 +70,15 @@ class DataSource:
         return load_golden_tables(self.golden_dir)
 
     def warm(self) -> None:
-        """Run one small analysis so the first page view does not pay for library warm-up, and
-        read the per-run catalog and configuration summaries (later versions read only the
-        runs that changed)."""
+        """Run one small analysis so the first page view does not pay for library warm-up, load
+        the comparisons' interpolation library (the first compare or history page would wait
+        for it), and read the per-run catalog and configuration summaries (later versions read
+        only the runs that changed)."""
         self.catalog()
         runs = self.store.run_ids()[:1]
         if runs:
             self.run_data(RunView(runs=tuple(runs))).main_plane  # noqa: B018
+        load_interpolation()
 
     def compare_data(self, view: CompareView) -> CompareData:
         """The (cached) data of a compare view."""

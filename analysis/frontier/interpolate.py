@@ -57,6 +57,12 @@ def _pchip(x: FloatArray, y: FloatArray) -> Any:
     return PchipInterpolator(x, y, extrapolate=False)
 
 
+def load_interpolation() -> None:
+    """Import the interpolation library now: a server's warm-up calls this so that its first
+    comparison or history page does not wait the most of a second scipy.interpolate takes."""
+    _pchip(np.asarray([0.0, 1.0]), np.asarray([0.0, 1.0]))
+
+
 def _evaluate(x: FloatArray, y: FloatArray, at: FloatArray) -> FloatArray:
     if len(x) == 1:
         return np.full(len(at), y[0])
