@@ -25,6 +25,7 @@ from ingest.contract.schema import RunCol, SeriesCol
 from ingest.store import Store
 from views import master_configs
 from views.accuracy import evals_version, run_evals
+from views.baseline import Query, Read
 from views.cache import LRU, file_version, store_version
 from views.compare_data import CompareData
 from views.partitions import PartitionCache, summary
@@ -100,7 +101,7 @@ class DataSource:
         """A value kept for the store's current version under `key` (bounded by the LRU)."""
         return self._cache.get((*key, self.store.version()), make)
 
-    def main_read(self, run_id: str) -> Callable[[list[str]], pl.DataFrame]:
+    def main_read(self, run_id: str) -> Read:
         """Reads the points of some runs for the main-branch baseline of `run_id`, skipping the
         runs that cannot hold a baseline point: `latest_main_baseline` matches hardware,
         framework and precision exactly and a model key starting with the run's, so a run with
@@ -116,8 +117,8 @@ class DataSource:
         )
         sharing = set(same.filter(starts).get_column(Col.RUN_ID).to_list())
 
-        def read(ids: list[str]) -> pl.DataFrame:
-            return self.store.points([r for r in ids if r == run_id or r in sharing])
+        def read(query: Query, ids: list[str]) -> pl.DataFrame:
+            return self.store.collect(query, [r for r in ids if r == run_id or r in sharing])
 
         return read
 
