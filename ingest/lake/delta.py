@@ -163,17 +163,28 @@ def snapshot_of(uri: str, dt: DeltaTable | None, with_table: bool = True) -> Sna
     if dt is None:
         return Snapshot(-1, {}, uri, opts, None)
     actions = pl.DataFrame(pa.table(dt.get_add_actions(flatten=True)))
-    files: dict[tuple[str, str], list[str]] = {}
-    # The URIs polars opens as they are, by data file name (a UUID): an action's path escapes
-    # the partition folder's name once more than the object's key does.
-    uris = {u.rsplit("/", 1)[-1]: u for u in dt.file_uris()}
+    files: dict[tuple[str, str], tuple[str, ...]] = {}
     if actions.height:
-        for path, table, run in actions.select(
-            "path", f"partition.{TABLE_COL}", f"partition.{RUN_COL}"
-        ).iter_rows():
-            files.setdefault((table, run), []).append(uris[path.rsplit("/", 1)[-1]])
+        # The URIs polars opens as they are, by data file name (a UUID): an action's path
+        # escapes the partition folder's name once more than the object's key does.
+        name = pl.col("uri").str.split("/").list.last()
+        uris = pl.DataFrame({"uri": dt.file_uris()}, schema={"uri": pl.String})
+        grouped = (
+            actions.select(
+                pl.col("path").str.split("/").list.last().alias("name"),
+                pl.col(f"partition.{TABLE_COL}").alias("t"),
+                pl.col(f"partition.{RUN_COL}").alias("r"),
+            )
+            .join(uris.with_columns(name.alias("name")), on="name", how="left")
+            .group_by("t", "r")
+            .agg(pl.col("uri").sort())
+        )
+        for table, run, found in grouped.iter_rows():
+            if None in found:
+                raise RuntimeError(f"a data file of {table}/{run} has no URI in the table's log")
+            files[(table, run)] = tuple(found)
     table = dt if with_table else None
-    return Snapshot(dt.version(), {k: tuple(sorted(v)) for k, v in files.items()}, uri, opts, table)
+    return Snapshot(dt.version(), files, uri, opts, table)
 
 
 def to_lake(table: str, frame: pa.Table) -> pa.Table:
