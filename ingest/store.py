@@ -17,7 +17,10 @@ raises `StoreWriteError` and leaves the store as it was.
 
 Readers take a snapshot (one version) per read, so a read never mixes two versions, and
 `Store.version()` is the committed version every cache keys on: a new commit, by this process
-or any other, is seen on the next read.
+or any other, is seen on the next read. Inside `Store.pinned()` (each request of the web app)
+every read of the thread is of one version, checked for new commits once. The table's log is
+opened once per process and followed from there (`update_incremental`); a writer commits through
+that table object, so an ingest reads the log once.
 
 Stores written before Delta Lake (`runs.parquet`, `points/run=*.parquet`) are refused with a
 message naming `paretolens store upgrade` (`ingest.lake.upgrade`).
