@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
+from ingest.contract.derived import no_rows
 from ingest.contract.schema import POINTS_SCHEMA
 
 # schema id -> (the schema, an empty frame of it, its column names, its polars dtypes). Keyed by
@@ -16,7 +17,7 @@ _EMPTY: dict[int, tuple[pa.Schema, pl.DataFrame, list[str], list[pl.DataType]]] 
 def _empty_of(schema: pa.Schema) -> tuple[pa.Schema, pl.DataFrame, list[str], list[pl.DataType]]:
     got = _EMPTY.get(id(schema))
     if got is None or got[0] is not schema:
-        made = pl.from_arrow(schema.empty_table())
+        made = pl.from_arrow(no_rows(schema))
         assert isinstance(made, pl.DataFrame)
         got = _EMPTY[id(schema)] = (schema, made, made.columns, made.dtypes)
     return got

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import polars as pl
 
 from ingest.contract.col import Col
+from ingest.contract.derived import no_rows
 from ingest.lake.delta import SCHEMAS
 from ingest.store import Store
 
@@ -96,9 +97,9 @@ class PartitionCache:
                 parts = [self._parts[r][1] for r in runs]
                 whole = pl.concat(parts, how="vertical_relaxed").rechunk()
             else:
-                no_rows = pl.from_arrow(SCHEMAS[self.table].empty_table())
-                assert isinstance(no_rows, pl.DataFrame)
-                whole = self.derive(no_rows.lazy()).collect()
+                nothing = pl.from_arrow(no_rows(SCHEMAS[self.table]))
+                assert isinstance(nothing, pl.DataFrame)
+                whole = self.derive(nothing.lazy()).collect()
             self._whole = (snap.version, whole)
             return whole
 
