@@ -13,6 +13,11 @@ run page's sample also counts the tables and second-chart callbacks the page fir
 candidate or configuration; for the runs index, the first request after a commit to the store,
 which every ingest makes). Warm: the same page again. The ingest is `paretolens ingest` of a
 500-file run as a subprocess (start-up included), each into a new run id of the history.
+
+Under load: `paretolens serve --workers 2` (gunicorn, two processes of 8 threads) over the
+history, and the load suite's 50 simulated users (`tests/reliability/_load_client.py`, the same
+mix: index, run pages, filter changes, CSV exports, a compare page) for 30 s (15 s with `--quick`)
+on runs of the history; the filter change's target is judged on the client's latency.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +45,7 @@ from benchmarks.synth import (
     write_aggregate_dir,
 )
 from benchmarks.timing import Samples, interleaved, timed
+from ingest.contract.schema import RunCol
 
 PAGE_TARGET_S = 0.300
 INGEST_TARGET_S = 1.0
@@ -46,6 +53,8 @@ STARTUP_TARGET_S = 0.3
 RSS_TARGET = int(1.5 * 2**30)
 SAMPLES = 10  # cold samples per page (each a page not seen before); warm samples the same
 DISTINCT_PAGES = 50
+LOAD_WORKERS = 2
+LOAD_RUNS = 6  # run pages the simulated users open (recent runs of the history)
 
 
 def history_spec(cfg: Config) -> HistorySpec:
@@ -163,6 +172,165 @@ def _cold_warm(cold: Callable[[int], float], warm: Callable[[], float]) -> dict[
     warm()
     got["warm"] = [warm() for _ in range(SAMPLES)]
     return got
+
+
+# ---- 50 users against `serve --workers 2` -------------------------------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _load_runs(store: Path) -> tuple[list[str], list[str]]:
+    """(run pages the users open: recent runs, PR and main; the compare pair)."""
+    from ingest.store import Store
+
+    catalog = Store(store).runs().sort(RunCol.CREATED_AT, descending=True)
+    runs = catalog.get_column(RunCol.RUN_ID).to_list()[:LOAD_RUNS]
+    return runs, runs[1:3]
+
+
+def measure_load(store: Path, seconds: float) -> dict[str, Any]:
+    """Serve the history with `paretolens serve --workers 2`, warm both processes on the pages
+    the users open, run the 50 users, stop the server; the client's samples and load average."""
+    import os
+    import signal
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    from benchmarks.suite_load import THINK, USERS
+    from dashboard.app import layout_url
+    from views import urls
+    from views.query.state import CompareView
+
+    runs, pair = _load_runs(store)
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    script = str(Path(sys.executable).with_name("paretolens"))
+    cmd = [script, "serve", "--workers", str(LOAD_WORKERS), "--threads", "8"]
+    cmd += ["--store", str(store), "--port", str(port)]
+    env = {k: v for k, v in os.environ.items() if k != "PARETOLENS_TOKEN"}
+    log = store.parent / "serve.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    load: list[float] = []
+    try:
+        t0 = time.perf_counter()
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"serve --workers stopped: {log.read_text()[-1500:]}")
+            try:
+                with urllib.request.urlopen(base + "/", timeout=10):
+                    break
+            except OSError:
+                if time.perf_counter() - t0 > 300:
+                    raise RuntimeError("serve --workers did not answer within 300 s") from None
+                time.sleep(0.5)
+        started = time.perf_counter() - t0
+        pages = [layout_url(urls.runs(r)) for r in runs] + [layout_url("/")]
+        pages.append(layout_url(urls.compare(CompareView(base=pair[0], candidate=pair[1]))))
+
+        def fetch(url: str) -> None:
+            with urllib.request.urlopen(base + url, timeout=120) as resp:
+                resp.read()
+
+        # Each page several times, four at once, so that both processes have served it.
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(fetch, pages * 6))
+        spec = {
+            "base": base,
+            "users": USERS,
+            "seconds": seconds,
+            "think": list(THINK),
+            "seed": 1,
+            "runs": runs,
+            "compare": pair,
+        }
+        done = threading.Event()
+
+        def sample_load() -> None:
+            while not done.is_set():
+                load.append(os.getloadavg()[0])
+                done.wait(0.5)
+
+        sampler = threading.Thread(target=sample_load, daemon=True)
+        sampler.start()
+        client = subprocess.run(
+            [sys.executable, "-m", "tests.reliability._load_client", json.dumps(spec)],
+            cwd=Path(__file__).resolve().parents[1],
+            capture_output=True,
+            text=True,
+            timeout=seconds + 180,
+            check=False,
+        )
+        done.set()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    if client.returncode != 0:
+        raise RuntimeError(f"load client failed: {client.stderr[-1500:]}")
+    result: dict[str, Any] = json.loads(client.stdout.strip().splitlines()[-1])
+    return {**result, "load": load, "runs": runs, "pair": pair, "started": started}
+
+
+def _load_figures(got: dict[str, Any], seconds: float, cmd: str) -> list[Figure]:
+    from benchmarks.suite_load import TARGETS, USERS
+
+    by_kind: dict[str, list[float]] = {}
+    for kind, dt, _status in got["samples"]:
+        by_kind.setdefault(kind, []).append(dt)
+    load = got["load"] or [0.0]
+    every = [dt for _k, dt, _s in got["samples"]]
+    note = (
+        f"{USERS} users for {seconds:.0f} s against `paretolens serve --workers "
+        f"{LOAD_WORKERS} --threads 8` (gunicorn; both processes warmed on the pages first, "
+        f"{got['started']:.0f} s to answer after start) over the whole history; run pages "
+        f"{', '.join(f'`{r}`' for r in got['runs'])}, compare `{got['pair'][0]}` against "
+        f"`{got['pair'][1]}`. {len(every)} requests, {len(got['errors'])} errors; load average "
+        f"(1 min) median {sorted(load)[len(load) // 2]:.2f} during the run (max {max(load):.2f}). "
+        + ", ".join(
+            f"{k} p95 {Samples(v).p95() * 1000:.0f} ms (n {len(v)})"
+            for k, v in sorted(by_kind.items())
+        )
+        + "."
+    )
+    if got["errors"]:
+        note += " Errors (first 3): " + "; ".join(got["errors"][:3])
+    out = []
+    for kind, name, timed_as in (
+        ("filter_change", "filter change", "filter_change_both"),
+        ("first_render", "run page first render", "first_render"),
+    ):
+        vals = by_kind.get(timed_as)
+        if not vals:
+            continue
+        target = TARGETS[kind]
+        got_s = Samples(vals)
+        p95 = got_s.p95()
+        out.append(
+            Figure(
+                name=f"Team scale: 50 users, `serve --workers {LOAD_WORKERS}`: {name} "
+                "(client latency)",
+                samples=got_s,
+                stat="p95",
+                target=f"<= {target * 1000:.0f} ms at p95",
+                checks=[Check(f"p95 {p95 * 1000:.0f} ms <= {target * 1000:.0f} ms", p95 <= target)],
+                notes=note,
+                command=cmd,
+            )
+        )
+    return out
 
 
 # ---- the parent: the store, the ingest, the figures ---------------------------------------------
@@ -302,6 +470,11 @@ def run(cfg: Config) -> Section:
             command=cmd,
         )
     )
+    seconds = 15.0 if cfg.quick else 30.0
+    try:
+        section.figures += _load_figures(measure_load(store, seconds), seconds, cmd)
+    except Exception as exc:  # the other figures stand without this one
+        section.notes.append(f"50 users with `serve --workers {LOAD_WORKERS}`: failed ({exc}).")
     n = cfg.run_points
     files = cfg.workdir / "team" / "run"
     write_aggregate_dir(synth_points(runs_spec(n, points_per_run=n, seed=7)), files)

@@ -408,7 +408,9 @@ def write_store(
     step = 2 * COMMIT_RUNS
     for i in range(0, len(keys), step):
         chunk = {k: parts[k] for k in keys[i : i + step]}
-        delta.commit(store.snapshot(), chunk, {delta.META_ACTION: "synth", delta.META_RUNS: "[]"})
+        # a writer's snapshot: the table object the commit goes through (None: create it)
+        snap = delta.snapshot_of(store.uri, delta.open_table(store.uri))
+        delta.commit(snap, chunk, {delta.META_ACTION: "synth", delta.META_RUNS: "[]"})
     return run_ids
 
 

@@ -348,6 +348,16 @@ def _guard_request(allowed: frozenset[str] | None) -> flask.Response | None:
     return None
 
 
+def _one_version(store: Store, wsgi: Callable[..., Any]) -> Callable[..., Any]:
+    """The WSGI app with each request inside `store.pinned()`."""
+
+    def app(environ: Any, start_response: Any) -> Any:
+        with store.pinned():
+            return wsgi(environ, start_response)
+
+    return app
+
+
 def create_app(
     store: Store | Path | str,
     settings: AppSettings | None = None,
@@ -390,6 +400,8 @@ def create_app(
         active, content = render(ctx, *target)
         return c.shell(content, active)
 
+    # Each request reads one version of the store (`Store.pinned`), whichever of its parts asks.
+    dash_app.server.wsgi_app = _one_version(st, dash_app.server.wsgi_app)
     if settings.proxies:
         # Behind reverse proxies: the client's address, scheme and Host from their headers.
         n = settings.proxies

@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from ingest.contract.derived import no_rows
 from ingest.contract.evals_schema import EVALS_SCHEMA, EvalCol
 from ingest.normalize.ids import arm_id, canonical_columns
 from ingest.reading import UnitOut
@@ -22,7 +23,7 @@ Row = dict[str, Any]
 
 def empty_evals() -> pl.DataFrame:
     """An empty frame with the evals schema."""
-    df = pl.from_arrow(EVALS_SCHEMA.empty_table())
+    df = pl.from_arrow(no_rows(EVALS_SCHEMA))
     assert isinstance(df, pl.DataFrame)
     return df
 

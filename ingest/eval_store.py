@@ -14,6 +14,7 @@ import polars as pl
 import pyarrow as pa
 
 from ingest.contract.evals_schema import EVALS_SCHEMA, EvalCol
+from ingest.frames import cast_table
 
 
 class Store(Protocol):
@@ -26,17 +27,13 @@ EVALS_DIR = "evals"
 
 
 def _conform(frame: pl.DataFrame) -> pa.Table:
-    cols = []
-    for f in EVALS_SCHEMA:
-        arr = (
-            frame.get_column(f.name).to_arrow()
-            if f.name in frame.columns
-            else pa.nulls(frame.height, type=f.type)
-        )
-        if isinstance(arr, pa.ChunkedArray):
-            arr = arr.combine_chunks()
-        cols.append(arr.cast(f.type) if arr.type != f.type else arr)
-    return pa.Table.from_arrays(cols, schema=EVALS_SCHEMA)
+    cols: list[pa.Array | pa.ChunkedArray] = [
+        frame.get_column(f.name).to_arrow()
+        if f.name in frame.columns
+        else pa.nulls(frame.height, type=f.type)
+        for f in EVALS_SCHEMA
+    ]
+    return cast_table(pa.Table.from_arrays(cols, names=EVALS_SCHEMA.names), EVALS_SCHEMA)
 
 
 def _file_col(col: str) -> pl.Expr:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
+from ingest.contract.derived import no_rows
 from ingest.contract.schema import POINTS_SCHEMA
 
 # schema id -> (the schema, an empty frame of it, its column names, its polars dtypes). Keyed by
@@ -16,7 +17,7 @@ _EMPTY: dict[int, tuple[pa.Schema, pl.DataFrame, list[str], list[pl.DataType]]] 
 def _empty_of(schema: pa.Schema) -> tuple[pa.Schema, pl.DataFrame, list[str], list[pl.DataType]]:
     got = _EMPTY.get(id(schema))
     if got is None or got[0] is not schema:
-        made = pl.from_arrow(schema.empty_table())
+        made = pl.from_arrow(no_rows(schema))
         assert isinstance(made, pl.DataFrame)
         got = _EMPTY[id(schema)] = (schema, made, made.columns, made.dtypes)
     return got
@@ -32,25 +33,29 @@ def _exact(df: pl.DataFrame, schema: pa.Schema) -> bool:
     return df.columns == names and df.dtypes == dtypes
 
 
+def cast_table(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table.cast(schema)`: the same safe casts, one chunk per column, done by a record batch
+    reader in Arrow's C++ (a table's or an array's `cast` imports `pyarrow.compute`, about 30 ms
+    of a command's start-up)."""
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
+    # (`RecordBatchReader.cast` is pyarrow 16's)
+    out = reader.cast(schema).read_all() if hasattr(reader, "cast") else table.cast(schema)
+    if any(c.num_chunks != 1 for c in out.columns):
+        out = out.combine_chunks()
+    return out
+
+
 def _conform(df: pl.DataFrame, schema: pa.Schema) -> pa.Table:
     """Cast a frame to exactly the given Arrow schema (missing columns become null)."""
     if df.columns == schema.names:
-        # The same per-column casts as below, done by Arrow over the whole table, one chunk per
-        # column.
-        table = df.to_arrow().cast(schema)
-        if any(c.num_chunks != 1 for c in table.columns):
-            table = table.combine_chunks()
-        return table
-    cols = []
+        return cast_table(df.to_arrow(), schema)
+    cols: list[pa.Array | pa.ChunkedArray] = []
     for f in schema:
         if f.name in df.columns:
-            arr = df.get_column(f.name).to_arrow()
-            if isinstance(arr, pa.ChunkedArray):
-                arr = arr.combine_chunks()
-            cols.append(arr.cast(f.type) if arr.type != f.type else arr)
+            cols.append(df.get_column(f.name).to_arrow())
         else:
             cols.append(pa.nulls(df.height, type=f.type))
-    return pa.Table.from_arrays(cols, schema=schema)
+    return cast_table(pa.Table.from_arrays(cols, names=schema.names), schema)
 
 
 def _polars_overrides(schema: pa.Schema) -> dict[str, pl.DataType]:

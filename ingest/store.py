@@ -17,7 +17,10 @@ raises `StoreWriteError` and leaves the store as it was.
 
 Readers take a snapshot (one version) per read, so a read never mixes two versions, and
 `Store.version()` is the committed version every cache keys on: a new commit, by this process
-or any other, is seen on the next read.
+or any other, is seen on the next read. Inside `Store.pinned()` (each request of the web app)
+every read of the thread is of one version, checked for new commits once. The table's log is
+opened once per process and followed from there (`update_incremental`); a writer commits through
+that table object, so an ingest reads the log once.
 
 Stores written before Delta Lake (`runs.parquet`, `points/run=*.parquet`) are refused with a
 message naming `paretolens store upgrade` (`ingest.lake.upgrade`).
@@ -26,6 +29,7 @@ message naming `paretolens store upgrade` (`ingest.lake.upgrade`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import json
 import re
@@ -104,28 +108,51 @@ class Store:
         )
 
     def snapshot(self) -> Snapshot:
-        """The latest committed version of the store and its files.
+        """The latest committed version of the store and its files (for reading: it carries no
+        table object to write through).
 
         Raises:
             LegacyStoreError: the store is in the layout written before Delta Lake.
         """
+        pinned: Snapshot | None = getattr(self._local, "pin", None)
+        if pinned is not None:
+            return pinned
         with self._head_lock:
-            head = self._head
-            if head is None:
-                head = delta.open_table(self.uri)
-            else:
-                head.update_incremental()
-            if head is None:
-                if self._legacy():
-                    raise LegacyStoreError(self.root)
-                return delta.snapshot_of(self.uri, None)
-            self._head = head
-            cached = self._head_snap
-            if cached is None or cached.version != head.version():
-                # A snapshot's own table object: the head moves on, a writer's base must not.
-                cached = delta.snapshot_of(self.uri, delta.open_table(self.uri, head.version()))
-                self._head_snap = cached
-            return cached
+            return self._head_snapshot()[0]
+
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Read one version of the store in this thread while inside (a server's request: its
+        page, its preloads and its callbacks read the same version, and the table's log is
+        checked for new commits once, not at each of a page's 5-20 reads). A commit made inside
+        ends it: what follows reads the new version. Nested calls keep the outer one's."""
+        if getattr(self._local, "pin", None) is not None:
+            yield
+            return
+        self._local.pin = self.snapshot()
+        try:
+            yield
+        finally:
+            self._local.pin = None
+
+    def _head_snapshot(self) -> tuple[Snapshot, DeltaTable | None]:
+        """(the latest snapshot, the head table at its version); the caller holds the head lock.
+        The files are listed once per version, from the head itself (no second open)."""
+        head = self._head
+        if head is None:
+            head = delta.open_table(self.uri)
+        else:
+            head.update_incremental()
+        if head is None:
+            if self._legacy():
+                raise LegacyStoreError(self.root)
+            return delta.snapshot_of(self.uri, None), None
+        self._head = head
+        cached = self._head_snap
+        if cached is None or cached.version != head.version():
+            cached = delta.snapshot_of(self.uri, head, with_table=False)
+            self._head_snap = cached
+        return cached, head
 
     def version(self) -> int:
         """The store's committed version (-1: nothing stored yet); every cache keys on it."""
@@ -180,11 +207,16 @@ class Store:
             self._local.txn = None
 
     def _fresh_snapshot(self) -> Snapshot:
-        """A snapshot with a table object of its own (the base a writer's commit is checked on)."""
-        snap = self.snapshot()
-        if snap.table is None:
-            return snap
-        return delta.snapshot_of(self.uri, delta.open_table(self.uri, snap.version))
+        """The latest snapshot with a table object of its own (the base a writer's commit is
+        checked on, and which the commit moves on): the head table itself, which this store
+        stops reading from (the next read opens a new head), so a writer pays no second open
+        of the table's log."""
+        with self._head_lock:
+            snap, head = self._head_snapshot()
+            if head is None:
+                return snap
+            self._head = None
+            return dataclasses.replace(snap, table=head)
 
     def _commit(self, txn: _Txn) -> None:
         for _ in range(_ATTEMPTS):
@@ -200,6 +232,7 @@ class Store:
                 raise
             except OSError as exc:
                 raise StoreWriteError(self.uri, exc) from exc
+            self._local.pin = None  # this thread reads what it wrote
             _step("committed")
             return
         raise StoreWriteError(

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 COMMANDS: dict[str, tuple[str, str]] = {
     "ingest": ("ingest_cmds", "Ingest benchmark results into the store."),
     "fetch": ("ingest_cmds", "Fetch a GitHub Actions run's artifacts and ingest them under its run id."),
-    "runs": ("ingest_cmds", "List the runs in the store."),
-    "points": ("ingest_cmds", "Print the canonical points of runs (with --costs, their cost and energy per token)."),
-    "rejects": ("ingest_cmds", "Print the rejected files and rows, and the files read with nothing to store, with why."),
+    "runs": ("catalog_cmds", "List the runs in the store."),
+    "points": ("catalog_cmds", "Print the canonical points of runs (with --costs, their cost and energy per token)."),
+    "rejects": ("catalog_cmds", "Print the rejected files and rows, and the files read with nothing to store, with why."),
     "analyze": ("analysis_cmds", "One verdict per point: frontier | dominated | post_cliff | invalid | out_of_slo, with\nthe reason; with --at, the arms ranked by their frontier's y at that x."),
     "prune": ("analysis_cmds", "The points worth the full sweep: master-config snippet, JSON, CSV or a test-config line."),
     "al-check": ("analysis_cmds", "Measured acceptance length of every spec-decoding point vs pinned or golden AL."),

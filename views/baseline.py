@@ -18,10 +18,13 @@ import polars as pl
 
 from analysis.comparison.baseline import (
     BASELINE_MAIN,
+    CHOICE_ROW,
+    IDENTITY_COLUMNS,
     MAIN,
     baseline_markdown,
+    baseline_points,
     baseline_sources,
-    latest_main_baseline,
+    main_baseline_choice,
 )
 from analysis.comparison.compare import RunComparison, compare_runs, comparison_markdown
 from analysis.frontier.interpolate import frontier_gap
@@ -116,19 +119,48 @@ class Baseline:
 Costed = Callable[[pl.DataFrame], pl.DataFrame]
 
 
-Read = Callable[[list[str]], pl.DataFrame]
+Query = Callable[[pl.LazyFrame], pl.LazyFrame]
+# Reads the rows of some runs' points that a query keeps (as `ingest.store.Store.collect`).
+Read = Callable[[Query, list[str]], pl.DataFrame]
+_ORDER = "__order"
+
+
+def _whole(lf: pl.LazyFrame) -> pl.LazyFrame:
+    return lf
 
 
 def main_points(
     catalog: pl.DataFrame, read: Read, run_id: str
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(the points read: the run's and every main-branch run's, the run's main-branch baseline
-    `analysis.comparison.baseline.latest_main_baseline`, its points under run id `baseline:main`)."""
+    """(the points read: the run's, whole, and every main-branch run's matching columns
+    (`analysis.comparison.baseline.IDENTITY_COLUMNS`), the run's main-branch baseline
+    `analysis.comparison.baseline.latest_main_baseline`, its points under run id `baseline:main`).
+
+    Only the columns the matching reads are read of the main runs, then the whole rows of the
+    points chosen: the same baseline as `latest_main_baseline` over every column of every run."""
     mains = catalog.filter(
         (pl.col(RunCol.BRANCH) == MAIN) & (pl.col(RunCol.RUN_ID) != run_id)
     ).get_column(RunCol.RUN_ID)
-    stored = read([run_id, *mains.to_list()])
-    return stored, latest_main_baseline(stored, catalog, run_id)
+    mine = read(_whole, [run_id])
+    cols = list(IDENTITY_COLUMNS)
+    narrow = read(lambda lf: lf.select(cols), [run_id, *mains.to_list()])
+    stored = pl.concat([mine, narrow.filter(pl.col(Col.RUN_ID) != run_id)], how="diagonal")
+    choice = main_baseline_choice(narrow, catalog, run_id)
+    if choice is None:
+        return stored, mine.clear()
+    picked = narrow[choice.get_column(CHOICE_ROW)].select(Col.RUN_ID, Col.POINT_ID)
+    ids = picked.get_column(Col.POINT_ID).unique().to_list()
+    rows = read(
+        lambda lf: lf.filter(pl.col(Col.POINT_ID).is_in(ids)),
+        picked.get_column(Col.RUN_ID).unique(maintain_order=True).to_list(),
+    ).unique([Col.RUN_ID, Col.POINT_ID], keep="first", maintain_order=True)
+    chosen = (
+        picked.with_row_index(_ORDER)
+        .join(rows, on=[Col.RUN_ID, Col.POINT_ID], how="left")
+        .sort(_ORDER)
+        .select(mine.columns)
+    )
+    return stored, baseline_points(chosen, choice)
 
 
 def main_runs_used(stored: pl.DataFrame, base: pl.DataFrame, catalog: pl.DataFrame) -> str:
@@ -154,7 +186,7 @@ def build_baseline(
     names: pl.DataFrame,
     catalog: pl.DataFrame,
     read: Read,
-    read_evals: Read,
+    read_evals: Callable[[list[str]], pl.DataFrame],
     costed: Costed,
 ) -> Baseline | None:
     """The baseline of a view (None without `baseline=`).
@@ -164,7 +196,7 @@ def build_baseline(
         run_points: the view's filtered points (cost columns filled).
         names: the view's arm names.
         catalog: the store's runs catalog.
-        read: reads the points of some runs from the store.
+        read: reads the rows of some runs that a query keeps (as `Store.collect`).
         read_evals: reads the eval rows of some runs (accuracy in the uplift table).
         costed: fills the cost columns of points (the view's `hwcost`).
     """
@@ -187,7 +219,7 @@ def build_baseline(
         # Only a run of the catalog is read: any other id names no stored file (a 300-character
         # one names a file the file system cannot even look for).
         known = base_id in set(catalog.get_column(RunCol.RUN_ID).to_list())
-        stored = read([base_id]) if known else read([run_id]).clear()
+        stored = read(_whole, [base_id]) if known else read(_whole, [run_id]).clear()
         base = stored
         if base_id == run_id:
             notes.append("the baseline is the run itself: pick another run, or main")

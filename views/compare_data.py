@@ -24,7 +24,7 @@ from ingest.contract.col import Col
 from ingest.eval_store import read_evals
 from ingest.store import Store
 from views.accuracy import accuracy_notes, comparison_evals
-from views.baseline import main_points, main_runs_used
+from views.baseline import Read, main_points, main_runs_used
 from views.facets import arm_names, arm_order
 from views.planes import chart_plane
 from views.query.state import CompareView
@@ -40,15 +40,15 @@ class CompareData:
         store: Store,
         view: CompareView,
         catalog: Callable[[], pl.DataFrame] | None = None,
-        main_read: Callable[[list[str]], pl.DataFrame] | None = None,
+        main_read: Read | None = None,
     ) -> None:
         """`catalog`: the runs catalog (default: read from the store); `main_read`: reads the
-        points of runs for `base=main` (default: `store.points`; the data source's skips runs
+        points of runs for `base=main` (default: `store.collect`; the data source's skips runs
         that cannot hold a baseline point)."""
         self.store = store
         self.view = view
         self._catalog = catalog or store.runs
-        self._main_read = main_read or store.points
+        self._main_read = main_read or store.collect
         self._memo: dict[str, object] = {}
 
     def memo(self, name: str, make: Callable[[], T]) -> T:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import polars as pl
 
 from ingest.contract.col import Col
+from ingest.contract.derived import no_rows
 from ingest.lake.delta import SCHEMAS
 from ingest.store import Store
 
@@ -75,16 +76,30 @@ class PartitionCache:
                 empty = got.clear()
                 for r in stale:
                     self._parts[r] = (files[r], by_run.get((r,), empty))
-            for gone in set(self._parts) - set(runs):
-                del self._parts[gone]
-            parts = [self._parts[r][1] for r in runs]
+            gone = set(self._parts) - set(runs)
+            for r in gone:
+                del self._parts[r]
             whole: pl.DataFrame
-            if parts:
+            if self._whole is not None and runs and len(stale) + len(gone) < len(runs) // 2:
+                # The last whole with the changed runs' rows replaced: its rows are in run id
+                # order (`runs_of` sorts), so a stable sort by run id puts the new rows where a
+                # concatenation of every run's rows would (concatenating 3,000 small frames
+                # costs 0.1-0.2 s).
+                changed = [*stale, *gone]
+                kept = self._whole[1].filter(~pl.col(Col.RUN_ID).is_in(changed))
+                fresh = [self._parts[r][1] for r in stale]
+                whole = (
+                    pl.concat([kept, *fresh], how="vertical_relaxed")
+                    .sort(Col.RUN_ID, maintain_order=True)
+                    .rechunk()
+                )
+            elif runs:
+                parts = [self._parts[r][1] for r in runs]
                 whole = pl.concat(parts, how="vertical_relaxed").rechunk()
             else:
-                no_rows = pl.from_arrow(SCHEMAS[self.table].empty_table())
-                assert isinstance(no_rows, pl.DataFrame)
-                whole = self.derive(no_rows.lazy()).collect()
+                nothing = pl.from_arrow(no_rows(SCHEMAS[self.table]))
+                assert isinstance(nothing, pl.DataFrame)
+                whole = self.derive(nothing.lazy()).collect()
             self._whole = (snap.version, whole)
             return whole
 

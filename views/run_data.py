@@ -40,7 +40,7 @@ from ingest.contract.col import Col
 from ingest.contract.schema import DEFAULT_GROUP, RejectCol, RunCol
 from ingest.store import Store
 from views.accuracy import accuracy_table, eval_columns, evals_version
-from views.baseline import Baseline, build_baseline
+from views.baseline import Baseline, Read, build_baseline
 from views.cache import LRU, store_version
 from views.facets import ARM_NAME, Option, arm_names, arm_order, facets, filter_expr
 from views.master_configs import yaml_problem
@@ -81,7 +81,7 @@ class Source(Protocol):
 
     def runs(self) -> pl.DataFrame: ...
 
-    def main_read(self, run_id: str) -> Callable[[list[str]], pl.DataFrame]: ...
+    def main_read(self, run_id: str) -> Read: ...
 
     def rejects(self) -> pl.DataFrame: ...
 
@@ -179,7 +179,7 @@ class RunData:
                 self.points,
                 self.names,
                 self.source.runs(),
-                self.source.main_read(self.view.runs[0]) if main else self.source.store.points,
+                self.source.main_read(self.view.runs[0]) if main else self.source.store.collect,
                 self.source.evals,
                 lambda frame: self.source.costs(frame, self.view.hwcost).frame,
             ),

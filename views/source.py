@@ -18,12 +18,14 @@ import polars as pl
 from analysis.acceptance import GoldenTable, load_golden_tables
 from analysis.comparison.baseline import MAIN
 from analysis.cost import Costs, HardwareFile, load_hardware, parse_hwcost, with_costs
+from analysis.frontier.interpolate import load_interpolation
 from analysis.sweep.sweep_config import SweepConfig
 from ingest.contract.col import Col
 from ingest.contract.schema import RunCol, SeriesCol
 from ingest.store import Store
 from views import master_configs
 from views.accuracy import evals_version, run_evals
+from views.baseline import Query, Read
 from views.cache import LRU, file_version, store_version
 from views.compare_data import CompareData
 from views.partitions import PartitionCache, summary
@@ -69,13 +71,15 @@ class DataSource:
         return load_golden_tables(self.golden_dir)
 
     def warm(self) -> None:
-        """Run one small analysis so the first page view does not pay for library warm-up, and
-        read the per-run catalog and configuration summaries (later versions read only the
-        runs that changed)."""
+        """Run one small analysis so the first page view does not pay for library warm-up, load
+        the comparisons' interpolation library (the first compare or history page would wait
+        for it), and read the per-run catalog and configuration summaries (later versions read
+        only the runs that changed)."""
         self.catalog()
         runs = self.store.run_ids()[:1]
         if runs:
             self.run_data(RunView(runs=tuple(runs))).main_plane  # noqa: B018
+        load_interpolation()
 
     def compare_data(self, view: CompareView) -> CompareData:
         """The (cached) data of a compare view."""
@@ -97,7 +101,7 @@ class DataSource:
         """A value kept for the store's current version under `key` (bounded by the LRU)."""
         return self._cache.get((*key, self.store.version()), make)
 
-    def main_read(self, run_id: str) -> Callable[[list[str]], pl.DataFrame]:
+    def main_read(self, run_id: str) -> Read:
         """Reads the points of some runs for the main-branch baseline of `run_id`, skipping the
         runs that cannot hold a baseline point: `latest_main_baseline` matches hardware,
         framework and precision exactly and a model key starting with the run's, so a run with
@@ -113,8 +117,8 @@ class DataSource:
         )
         sharing = set(same.filter(starts).get_column(Col.RUN_ID).to_list())
 
-        def read(ids: list[str]) -> pl.DataFrame:
-            return self.store.points([r for r in ids if r == run_id or r in sharing])
+        def read(query: Query, ids: list[str]) -> pl.DataFrame:
+            return self.store.collect(query, [r for r in ids if r == run_id or r in sharing])
 
         return read
 

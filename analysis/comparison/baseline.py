@@ -86,7 +86,35 @@ def latest_main_baseline(
         `compare_runs`). An arm and load with no main-branch point has no row;
         `baseline_sources` tells which run each row came from.
     """
-    columns = points.columns
+    choice = main_baseline_choice(points, runs_catalog, run_id, branch=branch)
+    if choice is None:
+        return points.clear()
+    return baseline_points(points[choice.get_column(CHOICE_ROW)], choice, baseline_id)
+
+
+# The columns `main_baseline_choice` reads: of the main-branch runs' points, the matching ones; of
+# the run's own, its arm identity too (a caller may read only these of a store's points).
+MATCH_COLUMNS: tuple[str, ...] = tuple(
+    dict.fromkeys([Col.RUN_ID, Col.POINT_ID, Col.MODEL_PREFIX, *ARM_KEY, *_LOAD])
+)
+IDENTITY_COLUMNS: tuple[str, ...] = tuple(
+    dict.fromkeys([*MATCH_COLUMNS, Col.ARM_ID, Col.ARM_LABEL])
+)
+CHOICE_ROW = _ROW
+
+
+def main_baseline_choice(
+    points: pl.DataFrame, runs_catalog: pl.DataFrame, run_id: str, *, branch: str = MAIN
+) -> pl.DataFrame | None:
+    """Which stored point stands for each arm and load of `run_id` (as `latest_main_baseline`),
+    from the columns the matching reads (`MATCH_COLUMNS` of every run; `IDENTITY_COLUMNS` of the
+    run's own points).
+
+    Returns:
+        None when nothing matches; else one row per chosen point, in the order chosen:
+        `CHOICE_ROW` (its row in `points`), then the arm identity and load of the run's point it
+        stands for (the columns `baseline_points` sets).
+    """
     mine = points.filter(pl.col(Col.RUN_ID) == run_id)
     mains = _main_runs(runs_catalog, run_id, branch)
     # The matching runs on the columns it reads and a row number; the chosen rows are taken
@@ -95,7 +123,7 @@ def latest_main_baseline(
     narrow = list(dict.fromkeys([Col.RUN_ID, Col.POINT_ID, Col.MODEL_PREFIX, *plain, *_LOAD]))
     others = points.select(*narrow).with_row_index(_ROW).join(mains, on=Col.RUN_ID, how="inner")
     if not mine.height or not others.height:
-        return points.clear()
+        return None
     mine_n, keys = _config_columns(mine)
     other_n, _ = _config_columns(others)
     loads = [str(c) for c in _LOAD]
@@ -111,14 +139,24 @@ def latest_main_baseline(
         | pl.col("__c_model_key").str.starts_with(pl.col(_MODEL_KEY))
     )
     if not joined.height:
-        return points.clear()
+        return None
     newest = joined.sort(
         [_WHEN, _SOURCE_RUN, Col.POINT_ID], descending=True, nulls_last=True
     ).unique([f"__t_{Col.ARM_ID}", *loads], keep="first", maintain_order=True)
     taken = [*keys, *loads]
-    chosen = newest.select(*taken, *[pl.col(f"__t_{c}").alias(c) for c in ident if c not in taken])
-    out = points[newest.get_column(_ROW)].with_columns(
-        *chosen.get_columns(), pl.lit(baseline_id, pl.String).alias(Col.RUN_ID)
+    return newest.select(
+        _ROW, *taken, *[pl.col(f"__t_{c}").alias(c) for c in ident if c not in taken]
+    )
+
+
+def baseline_points(
+    chosen: pl.DataFrame, choice: pl.DataFrame, baseline_id: str = BASELINE_MAIN
+) -> pl.DataFrame:
+    """The baseline's points: `chosen` (the whole stored rows of `choice`, in its order) with the
+    arm identity of the run's points they stand for, under run id `baseline_id`, sorted."""
+    columns = chosen.columns
+    out = chosen.with_columns(
+        *choice.drop(_ROW).get_columns(), pl.lit(baseline_id, pl.String).alias(Col.RUN_ID)
     )
     order = [Col.ARM_LABEL, Col.CONC, Col.REQUEST_RATE]
     return out.select(columns).sort(order, nulls_last=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis.comparison.confounds import confounds
+from analysis.comparison.confounds import CONFOUND_COLUMNS, confounds
 from analysis.evals import accuracy_columns
 from analysis.frontier.cliff import CliffParams
 from analysis.frontier.interpolate import FrontierGap, frontier_gap
@@ -77,8 +77,17 @@ def _arms(t: pl.DataFrame, run: str) -> pl.DataFrame:
 
 
 def _confounds(pts: pl.DataFrame, per: pl.DataFrame, base: str, cand: str) -> list[list[str]]:
+    # The first point (by id) of each run, arm and load, with only the columns `confounds`
+    # compares (a row of every column of every point cost most of a comparison's time here).
+    key = [Col.RUN_ID, Col.ARM_ID, Col.CONC, Col.REQUEST_RATE]
+    wanted = [*key, Col.POINT_ID, *CONFOUND_COLUMNS, Col.SERVER_FLAGS]
+    firsts = (
+        pts.select(c for c in dict.fromkeys(wanted) if c in pts.columns)
+        .sort(Col.POINT_ID)
+        .unique(key, keep="first", maintain_order=True)
+    )
     rows: dict[tuple[object, ...], dict[str, Any]] = {}
-    for r in pts.sort(Col.POINT_ID).iter_rows(named=True):
+    for r in firsts.iter_rows(named=True):
         rows.setdefault((r[Col.RUN_ID], r[Col.ARM_ID], r[Col.CONC], r[Col.REQUEST_RATE]), r)
     return [
         confounds(rows[(base, a, c, q)], rows[(cand, a, c, q)])

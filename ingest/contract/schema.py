@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ingest.contract.col import Better, Col, ColumnSpec
 from ingest.contract.columns import COLUMNS
-from ingest.contract.derived import extra_metrics
+from ingest.contract.derived import extra_metrics, no_rows
 
 __all__ = [
     "ARM_KEY",
@@ -264,7 +264,7 @@ def polars_schema() -> pl.Schema:
     """The points schema as polars dtypes, declared derived metrics included."""
     schema = empty_points().schema
     for m in extra_metrics():
-        empty = pl.from_arrow(pa.schema([pa.field(m.name, m.spec.dtype)]).empty_table())
+        empty = pl.from_arrow(no_rows(pa.schema([pa.field(m.name, m.spec.dtype)])))
         assert isinstance(empty, pl.DataFrame)
         schema[m.name] = empty.schema[m.name]
     return schema
@@ -272,7 +272,7 @@ def polars_schema() -> pl.Schema:
 
 def empty_points() -> pl.DataFrame:
     """An empty frame with the canonical points schema."""
-    df = pl.from_arrow(POINTS_SCHEMA.empty_table())
+    df = pl.from_arrow(no_rows(POINTS_SCHEMA))
     assert isinstance(df, pl.DataFrame)
     return df
 

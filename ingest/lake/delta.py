@@ -34,9 +34,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from ingest.contract.derived import no_rows
 from ingest.contract.evals_schema import EVALS_SCHEMA
 from ingest.contract.schema import POINTS_SCHEMA, REJECTS_SCHEMA, RUNS_SCHEMA, TIMESERIES_SCHEMA
 
@@ -78,7 +80,7 @@ LAKE_SCHEMA = _lake_schema()
 @functools.cache
 def _file_schema() -> pl.Schema:
     """The columns of a data file (the partition columns live in the log, not in the files)."""
-    empty = pl.from_arrow(LAKE_SCHEMA.empty_table())
+    empty = pl.from_arrow(no_rows(LAKE_SCHEMA))
     assert isinstance(empty, pl.DataFrame)
     return pl.Schema({k: v for k, v in empty.schema.items() if k not in PARTITIONS})
 
@@ -114,7 +116,8 @@ def local_workdir(uri: str) -> Path:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One version of the table: its data files by (table, run id). Version -1: no table yet."""
+    """One version of the table: its data files by (table, run id). Version -1: no table yet.
+    `table` is the table object a writer commits through (a reader's snapshot has none)."""
 
     version: int
     files: Mapping[tuple[str, str], tuple[str, ...]]
@@ -155,22 +158,45 @@ def open_table(uri: str, version: int | None = None) -> DeltaTable | None:
         return None
 
 
-def snapshot_of(uri: str, dt: DeltaTable | None) -> Snapshot:
-    """The files of `dt`'s current version, grouped by partition."""
+def snapshot_of(uri: str, dt: DeltaTable | None, with_table: bool = True) -> Snapshot:
+    """The files of `dt`'s current version, grouped by partition (`with_table`: the snapshot
+    holds `dt`, to commit through; a reader's holds none)."""
     opts = storage_options(uri)
     if dt is None:
         return Snapshot(-1, {}, uri, opts, None)
-    actions = pl.DataFrame(pa.table(dt.get_add_actions(flatten=True)))
-    files: dict[tuple[str, str], list[str]] = {}
-    # The URIs polars opens as they are, by data file name (a UUID): an action's path escapes
-    # the partition folder's name once more than the object's key does.
-    uris = {u.rsplit("/", 1)[-1]: u for u in dt.file_uris()}
+    # Straight into polars (Arrow's C interface): through pyarrow, the actions' timezone-aware
+    # modification times would import pandas where it is installed (0.2-0.3 s).
+    actions = pl.DataFrame(dt.get_add_actions(flatten=True))
+    files: dict[tuple[str, str], tuple[str, ...]] = {}
     if actions.height:
-        for path, table, run in actions.select(
-            "path", f"partition.{TABLE_COL}", f"partition.{RUN_COL}"
-        ).iter_rows():
-            files.setdefault((table, run), []).append(uris[path.rsplit("/", 1)[-1]])
-    return Snapshot(dt.version(), {k: tuple(sorted(v)) for k, v in files.items()}, uri, opts, dt)
+        # The URIs polars opens as they are, by data file name (a UUID): an action's path
+        # escapes the partition folder's name once more than the object's key does.
+        name = pl.col("uri").str.split("/").list.last()
+        uris = pl.DataFrame({"uri": dt.file_uris()}, schema={"uri": pl.String})
+        grouped = (
+            actions.select(
+                pl.col("path").str.split("/").list.last().alias("name"),
+                pl.col(f"partition.{TABLE_COL}").alias("t"),
+                pl.col(f"partition.{RUN_COL}").alias("r"),
+            )
+            .join(uris.with_columns(name.alias("name")), on="name", how="left")
+            .group_by("t", "r")
+            .agg(pl.col("uri").sort())
+        )
+        for table, run, found in grouped.iter_rows():
+            if None in found:
+                raise RuntimeError(f"a data file of {table}/{run} has no URI in the table's log")
+            files[(table, run)] = tuple(found)
+    table = dt if with_table else None
+    return Snapshot(dt.version(), files, uri, opts, table)
+
+
+def _repeated(value: str, n: int) -> pa.Array:
+    """`value` n times as an Arrow string array, from its buffers: `pa.array` of Python values
+    imports pandas where it is installed (0.2-0.3 s of an ingest)."""
+    data = value.encode()
+    offsets = (np.arange(n + 1, dtype=np.int32) * len(data)).tobytes()
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data * n))
 
 
 def to_lake(table: str, frame: pa.Table) -> pa.Table:
@@ -179,9 +205,10 @@ def to_lake(table: str, frame: pa.Table) -> pa.Table:
     cols: list[pa.Array | pa.ChunkedArray] = []
     for f in LAKE_SCHEMA:
         if f.name == TABLE_COL:
-            cols.append(pa.array([table] * n, pa.string()))
+            cols.append(_repeated(table, n))
         elif f.name == RUN_COL:
-            cols.append(frame.column(RUN_COL).cast(pa.string()))
+            run = frame.column(RUN_COL)  # (an Arrow cast imports pyarrow.compute: 30 ms)
+            cols.append(run if run.type == pa.string() else run.cast(pa.string()))
         elif f.name.startswith(f"{table}__"):
             cols.append(frame.column(f.name[len(table) + 2 :]))
         else:
@@ -238,11 +265,12 @@ def commit(
 
     data = pa.concat_tables([to_lake(t, rows) for (t, _), rows in sorted(parts.items())])
     opts = dict(snap.options) or None
+    creating = snap.table is None
+    if creating and snap.version >= 0:
+        raise ValueError("a commit needs a writer's snapshot (one that holds its table object)")
     # Creating the table: no retry, since delta-rs would retry a create that lost the race as
     # an append of the same rows on top of the winner's.
-    props = CommitProperties(
-        custom_metadata=dict(meta), max_commit_retries=0 if snap.table is None else 20
-    )
+    props = CommitProperties(custom_metadata=dict(meta), max_commit_retries=0 if creating else 20)
     try:
         if snap.table is None:
             write_deltalake(
@@ -267,9 +295,13 @@ def commit(
     except CommitFailedError as exc:
         raise ConflictError(str(exc)) from exc
     except (DeltaError, OSError) as exc:
-        if snap.table is None and open_table(snap.uri) is not None:
+        if creating and open_table(snap.uri) is not None:
             raise ConflictError(str(exc)) from exc
         raise _os_error(exc) from exc
+    if snap.table is not None:
+        # delta-rs moves the table object to the version it committed (over any commits of
+        # other writers it retried on): no second read of the log
+        return snap.table.version()
     dt = open_table(snap.uri)
     assert dt is not None
     return dt.version()
@@ -367,7 +399,7 @@ def encode_runs(runs: Sequence[str]) -> str:
 
 def empty_like(table: str) -> pa.Table:
     """No rows of a logical table."""
-    return SCHEMAS[table].empty_table()
+    return no_rows(SCHEMAS[table])
 
 
 __all__ = [

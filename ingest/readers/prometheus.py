@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from ingest.contract.col import Col
 from ingest.errors import ParseError
 from ingest.readers._metrics_common import (
@@ -57,6 +55,10 @@ def _parse(text: str, rel: str) -> tuple[Counters, dict[str, float], float | Non
     gauges: dict[str, float] = {}
     created: float | None = None
     stamped: float | None = None
+    # Imported here: most ingests read no scrape, and the parser's package costs a start-up
+    # about 30 ms.
+    from prometheus_client.parser import text_string_to_metric_families
+
     try:
         families = list(text_string_to_metric_families(text))
     except (ValueError, TypeError, IndexError, KeyError) as exc:

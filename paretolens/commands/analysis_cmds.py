@@ -39,7 +39,6 @@ from ingest.eval_store import read_evals
 from ingest.store import Store
 from ingest.untrusted.yaml_load import load_yaml
 from paretolens.commands.common import (
-    FmtOpt,
     RunOpt,
     RunsArg,
     StoreOpt,
@@ -54,6 +53,7 @@ from paretolens.commands.common import (
     open_store,
     runs_of,
 )
+from paretolens.commands.format_opts import FmtOpt
 
 GroupOpt = Annotated[
     str, typer.Option("--group-by", help="comma-separated comparison-group columns")

@@ -23,7 +23,6 @@ from ingest.contract.schema import RunCol
 from ingest.lake.errors import LegacyStoreError
 from ingest.store import Store
 from ingest.untrusted.controls import escape_controls
-from paretolens.settings import load_settings
 
 if TYPE_CHECKING:
     import polars as pl
@@ -33,7 +32,8 @@ if TYPE_CHECKING:
     from ingest.report import IngestReport
 
 # The analysis package and the ingest pipeline are imported by the functions that use them: a
-# command that only reads the store (or only renders) does not pay for the others.
+# command that only reads the store (or only renders) does not pay for the others. The `--format`
+# options, whose help lists the analysis package's formats, are in `format_opts`.
 
 StoreOpt = Annotated[
     Path | None,
@@ -84,43 +84,6 @@ console = InertConsole()
 err = InertConsole(stderr=True)
 
 
-def format_names(text_only: bool) -> tuple[str, ...]:
-    """The `--format` values: the formats of `analysis.render.FORMATS` that write any table (text
-    ones only where a command prints several tables one after another)."""
-    from analysis.render import FORMATS
-
-    return tuple(
-        f.name for f in FORMATS.values() if f.render is not None and not (text_only and f.binary)
-    )
-
-
-def _format_check(text_only: bool) -> Any:
-    # Checked against the registry when the command line is parsed, so a format declared there
-    # is a choice here too.
-    def check(value: str) -> str:
-        names = format_names(text_only)
-        if value not in names:
-            raise typer.BadParameter(f"{value!r} is not one of {', '.join(names)}")
-        return value
-
-    return check
-
-
-# The analysis commands' formats (text: some print two tables), and the store tables' (any).
-FmtOpt = Annotated[
-    str,
-    typer.Option(
-        "--format", callback=_format_check(True), help=", ".join(format_names(text_only=True))
-    ),
-]
-FileFmtOpt = Annotated[
-    str,
-    typer.Option(
-        "--format", callback=_format_check(False), help=", ".join(format_names(text_only=False))
-    ),
-]
-
-
 class UsageError(Exception):
     """A caller mistake reported as exit code 2."""
 
@@ -156,7 +119,13 @@ def open_store(store: Path | None) -> Store:
     """The store to use: `store`, else PARETOLENS_STORE, else the one in the user's data
     directory (`paretolens.settings.default_store`). `paretolens demo` loads the sample runs.
     A store written before Delta Lake is refused with the command that upgrades it."""
-    st = Store(store or load_settings().store)
+    if store is None:
+        # Imported here: pydantic-settings costs a command about 40 ms, and a command given
+        # --store (as CI's ingests are) reads no setting.
+        from paretolens.settings import load_settings
+
+        store = load_settings().store
+    st = Store(store)
     try:
         st.version()
     except LegacyStoreError as exc:

@@ -13,7 +13,6 @@ from analysis.evals import arm_accuracy, evals_for
 from ingest.contract.col import Col
 from ingest.eval_store import read_evals
 from paretolens.commands.common import (
-    FmtOpt,
     RunOpt,
     StoreOpt,
     UsageError,
@@ -21,6 +20,7 @@ from paretolens.commands.common import (
     guard,
     open_store,
 )
+from paretolens.commands.format_opts import FmtOpt
 
 _ARM_COLUMNS = [
     "arm_label",

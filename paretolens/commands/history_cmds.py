@@ -10,7 +10,6 @@ import typer
 from analysis.comparison.history import arm_history
 from ingest.contract.col import Col
 from paretolens.commands.common import (
-    FmtOpt,
     StoreOpt,
     UsageError,
     XOpt,
@@ -19,6 +18,7 @@ from paretolens.commands.common import (
     guard,
     open_store,
 )
+from paretolens.commands.format_opts import FmtOpt
 
 
 def history(

@@ -1,4 +1,4 @@
-"""Ingest and store commands: ingest, fetch, runs, points, rejects, samples."""
+"""Ingest commands: ingest, fetch (the store's tables are printed by `catalog_cmds`)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,8 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import polars as pl
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.table import Table as RichTable
 
-from ingest.contract.col import Col
-from ingest.contract.schema import RejectCol, RunCol
 from ingest.defaults import check_defaults
 from ingest.errors import SchemaError
 from ingest.lake.errors import StoreWriteError
@@ -23,15 +18,12 @@ from ingest.run_ids import InvalidRunId
 from ingest.sources.dump import DumpError, ingest_dump, is_dump_dir
 from ingest.sources.run_meta import FIELDS as RUN_FIELDS
 from paretolens.commands.common import (
-    FileFmtOpt,
     StoreOpt,
     console,
-    emit,
     err,
     fail,
     open_store,
 )
-from paretolens.settings import load_settings
 
 
 def _print_report(report: IngestReport, as_json: bool) -> None:
@@ -43,7 +35,12 @@ def _print_report(report: IngestReport, as_json: bool) -> None:
         f"accepted {report.accepted} points, {report.duplicates} duplicates skipped, "
         f"{len(report.rejected)} rejected, {len(report.ignored)} auxiliary files ignored"
     )
-    # Imported here: the analysis package costs an ingest's start-up about 0.3 s otherwise.
+    if not (report.rejected or report.notes or report.ignored):
+        return
+    # Imported here: the analysis package (and rich's tables) cost an ingest's start-up about
+    # 0.1-0.3 s, and most ingests print no table.
+    from rich.table import Table as RichTable
+
     from analysis.render import keep_whole
 
     if report.rejected:
@@ -129,6 +126,8 @@ def ingest(
                 defaults_from="--set",
             )
         else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
             with Progress(
                 TextColumn("reading"),
                 BarColumn(),
@@ -172,6 +171,8 @@ def fetch(
     from ingest.sources.github import GitHubClient, GitHubError, fetch_run
 
     # Run keys (title, branch, ...) win over the run's GitHub metadata, as with `ingest --set`.
+    from paretolens.settings import load_settings
+
     defaults, run_fields = _settings(set_ or [])
     settings = load_settings()
     token = settings.github_token.get_secret_value() if settings.github_token else None
@@ -190,143 +191,7 @@ def fetch(
     _exit(report)
 
 
-def _emit(df: pl.DataFrame, fmt: str, output: Path | None) -> None:
-    """A store table through the renderer registry: headers without units, JSON as an array of
-    rows, floats as stored in the terminal table (which takes the terminal's width now)."""
-    from analysis.render import FORMATS, Rendering
-    from analysis.tables import Table
-
-    if FORMATS[fmt].binary and output is None and sys.stdout.isatty():
-        raise fail(f"--format {fmt} is binary: give --output FILE or redirect stdout")
-    how = Rendering(units=False, shape="rows", digits=None)
-    emit(Table("store", "", df), fmt, how, output)
-
-
-def runs(store: StoreOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """List the runs in the store."""
-    df = open_store(store).runs()
-    if as_json:
-        _emit(df, "json", None)
-    else:
-        _emit(
-            df.select(
-                RunCol.RUN_ID,
-                RunCol.BRANCH,
-                RunCol.TITLE,
-                RunCol.STATUS,
-                RunCol.POINT_COUNT,
-                RunCol.REJECT_COUNT,
-            ),
-            "table",
-            None,
-        )
-
-
-def points(
-    run: Annotated[list[str] | None, typer.Option("--run", help="run id (repeatable)")] = None,
-    fmt: FileFmtOpt = "table",
-    output: Annotated[Path | None, typer.Option("--output")] = None,
-    costs: Annotated[
-        bool,
-        typer.Option(
-            "--costs",
-            help="fill the cost and energy columns (tok/s/MW, J/tok, $/Mtok per cost class) "
-            "from data/hardware.yaml",
-        ),
-    ] = False,
-    hwcost: Annotated[
-        str | None,
-        typer.Option(
-            "--hwcost",
-            help="override kW/GPU and $/GPU-hour per hardware (implies --costs), e.g. "
-            "'h200:kw=1.2,hyperscaler=2.5;b200:neocloud=3.1'",
-        ),
-    ] = None,
-    repeats: Annotated[
-        bool,
-        typer.Option(
-            "--repeats",
-            help="one row per underlying measurement: a point that summarises repeated runs "
-            "of one configuration and load gives each repeat with its source and values",
-        ),
-    ] = False,
-    store: StoreOpt = None,
-) -> None:
-    """Print the canonical points of runs (with --costs, their cost and energy per token)."""
-    df = open_store(store).points(run or None)
-    if repeats:
-        from ingest.normalize.measurements import repeat_rows
-
-        rows = repeat_rows(df).sort(Col.RUN_ID, Col.ARM_LABEL, Col.CONC, "repeat")
-        if fmt == "table":
-            rows = rows.select(
-                Col.RUN_ID,
-                Col.ARM_LABEL,
-                Col.CONC,
-                Col.REQUEST_RATE,
-                "repeat",
-                "repeat_source",
-                *[c for c in (Col.TOTAL_TPUT, Col.MEDIAN_TTFT, Col.DURATION) if c in rows.columns],
-            )
-        _emit(rows, fmt, output)
-        return
-    shown: list[Col] = []
-    if costs or hwcost is not None:
-        from analysis.cost import load_hardware, parse_hwcost, with_costs
-        from ingest.contract.schema import header
-
-        try:
-            filled = with_costs(df, load_hardware(), parse_hwcost(hwcost or ""))
-        except ValueError as exc:
-            raise fail(str(exc)) from exc
-        for note in filled.notes():
-            err.print(f"note: {note}")
-        df = filled.frame
-        shown = [
-            Col.TPUT_PER_MW,
-            Col.JOULES_PER_TOKEN,
-            Col.COST_PER_MTOK_HYPERSCALER,
-            Col.COST_PER_MTOK_NEOCLOUD,
-            Col.COST_PER_MTOK_RENTAL3Y,
-        ]
-    if fmt == "table":
-        df = df.select(
-            Col.RUN_ID,
-            Col.ARM_LABEL,
-            Col.CONC,
-            Col.TPUT_PER_GPU,
-            Col.MEDIAN_INTVTY,
-            Col.P90_TTFT,
-            Col.AL_MEASURED,
-            *shown,
-        ).sort(Col.RUN_ID, Col.ARM_LABEL, Col.CONC)
-        if shown:  # the cost columns' units in their headers
-            df = df.rename({str(c): header(c) for c in shown})
-    _emit(df, fmt, output)
-
-
-def rejects(
-    run: Annotated[list[str] | None, typer.Option("--run")] = None,
-    fmt: FileFmtOpt = "table",
-    store: StoreOpt = None,
-) -> None:
-    """Print the rejected files and rows, and the files read with nothing to store, with why."""
-    df = open_store(store).rejects(run or None)
-    if fmt == "table":
-        df = df.select(
-            RejectCol.RUN_ID,
-            pl.col(RejectCol.OUTCOME).fill_null("rejected"),
-            RejectCol.PATH,
-            RejectCol.FIELD,
-            RejectCol.REASON,
-        )
-    _emit(df, fmt, None)
-
-
 def register(app: typer.Typer) -> None:
-    """Register the ingest and store commands."""
+    """Register the ingest commands."""
     app.command()(ingest)
     app.command()(fetch)
-    app.command()(runs)
-    app.command()(points)
-    app.command()(rejects)

@@ -214,6 +214,36 @@ def test_a_change_on_another_run_commits_without_a_rebuild(tmp_path: Path) -> No
     assert built == ["a"] and Store(tmp_path).run_ids() == ["r0", "r1", "r2"]
 
 
+def test_a_pinned_reader_sees_one_version_until_it_writes(tmp_path: Path) -> None:
+    """Inside `pinned()` (a server's request) every read is of the version pinned, whatever
+    another writer commits meanwhile; the next pin sees the new version; a commit this reader
+    makes inside ends its pin."""
+    reader, other = Store(tmp_path), Store(tmp_path)
+    other.upsert_run({RunCol.RUN_ID: "r1"})
+    with reader.pinned():
+        assert reader.run_ids() == ["r1"]
+        other.upsert_run({RunCol.RUN_ID: "r2"})
+        with reader.pinned():  # nested: the outer pin holds
+            assert reader.version() == 0 and reader.run_ids() == ["r1"]
+        assert reader.runs().get_column(RunCol.RUN_ID).to_list() == ["r1"]
+    with reader.pinned():
+        assert reader.version() == 1 and reader.run_ids() == ["r1", "r2"]
+        reader.upsert_run({RunCol.RUN_ID: "r3"})
+        assert reader.version() == 2 and reader.run_ids() == ["r1", "r2", "r3"]
+
+
+def test_a_store_that_wrote_reads_its_own_and_others_commits(tmp_path: Path) -> None:
+    """A writer commits through the table object its reads were listed from: the same store
+    object then reads the new version, and another writer's after it."""
+    a, b = Store(tmp_path), Store(tmp_path)
+    a.upsert_run({RunCol.RUN_ID: "r1"})
+    assert a.version() == 0 and a.run_ids() == ["r1"]
+    a.replace_run_rows("r1", _frame([_row("r1", "a.json", 4, 800.0)]), pl.DataFrame(), [])
+    b.upsert_run({RunCol.RUN_ID: "r2"})
+    assert a.version() == 2 and a.run_ids() == ["r1", "r2"]
+    assert a.points(["r1"]).get_column(Col.TPUT_PER_GPU).to_list() == [100.0]  # 800 / 8 GPUs
+
+
 # One write: (run, the sources it replaces, the conc its new rows get, whether it starts a new
 # commit); a deleted run is a write with the source "DELETE".
 _WRITE = st.tuples(
