@@ -23,7 +23,7 @@ from dashboard.app import create_app, layout_url
 from dashboard.prerender import chart_svg, page_html
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
-from tests.dashboard.browser import open_page, wait
+from tests.dashboard.browser import open_page, wait, wait_chart
 from tests.dashboard.conftest import FIXTURES, RUNS
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -251,13 +251,7 @@ def test_static_chart_is_replaced_in_place(driver: Any, live_url: str, query: st
         driver.execute_cdp_cmd("Network.disable", {})
     assert static_pts
     open_page(driver, url)
-    wait(
-        driver,
-        lambda d: d.execute_script(
-            "return !document.getElementById('static-page') && "
-            "document.querySelectorAll('#main-chart .scatterlayer .point').length > 0"
-        ),
-    )
+    wait_chart(driver)  # the live chart drawn, the static page gone
     after = driver.execute_script(BOX, "#main-chart")
     plot_after = driver.execute_script(BOX, "#main-chart .nsewdrag")
     live_pts = driver.execute_script(CENTRES, "#main-chart .scatterlayer .point")

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from dashboard.prerender import chart_svg
-from tests.dashboard.browser import open_page, wait
+from tests.dashboard.browser import open_page, wait, wait_chart
 from tests.dashboard.conftest import FIXTURES
 from tests.dashboard.test_static_chart import STATES, SVG, _layout_figure, _static
 
@@ -173,13 +173,7 @@ def test_static_chart_answers_a_hover_before_plotly(driver: Any, live_url: str) 
         driver.execute_cdp_cmd("Network.disable", {})
     # loaded normally, the live chart replaces the static one without moving anything
     open_page(driver, url)
-    wait(
-        driver,
-        lambda d: d.execute_script(
-            "return !document.getElementById('static-page') && "
-            "document.querySelectorAll('#main-chart .scatterlayer .point').length > 0"
-        ),
-    )
+    wait_chart(driver)  # the live chart drawn, the static page gone
     shift = driver.execute_async_script(LAYOUT_SHIFT)
     assert shift < 0.1, shift
 
