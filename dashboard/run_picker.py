@@ -54,17 +54,17 @@ def _picked(catalog: pl.DataFrame, selected: Sequence[str]) -> pl.DataFrame:
 
 
 def run_options(
-    catalog: pl.DataFrame, selected: Sequence[str], *, limit: int = RECENT
+    catalog: pl.DataFrame, selected: Sequence[str], *, limit: int | None = None
 ) -> list[dict[str, str]]:
     """A picker's options in the layout: the newest `limit` runs of the catalog (which is sorted
     newest first), then the selected runs not among them (a run not in the store says so)."""
-    recent = catalog.head(limit)
+    recent = catalog.head(RECENT if limit is None else limit)
     older = _picked(catalog, [r for r in selected if r not in set(recent[RunCol.RUN_ID])])
     return _options(pl.concat([recent, older], how="vertical_relaxed"), selected)
 
 
 def search_options(
-    catalog: pl.DataFrame, search: str, selected: Sequence[str], *, limit: int = FOUND
+    catalog: pl.DataFrame, search: str, selected: Sequence[str], *, limit: int | None = None
 ) -> list[dict[str, str]]:
     """The runs whose id, title or branch contain `search` (any case), newest first, at most
     `limit`, then the selected runs not among them; an empty search gives `run_options`."""
@@ -75,7 +75,7 @@ def search_options(
         pl.col(c).cast(pl.String).fill_null("").str.to_lowercase().str.contains(text, literal=True)
         for c in _COLS
     )
-    found = catalog.filter(hit).head(limit)
+    found = catalog.filter(hit).head(FOUND if limit is None else limit)
     older = _picked(catalog, [r for r in selected if r not in set(found[RunCol.RUN_ID])])
     return _options(pl.concat([found, older], how="vertical_relaxed"), selected)
 
