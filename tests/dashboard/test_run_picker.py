@@ -9,11 +9,13 @@ import json
 from typing import Any
 
 import pytest
+from selenium.webdriver.common.by import By
 
 from dashboard import run_picker
 from dashboard.context import AppContext
 from dashboard.ids import COMPARE_CONTROL, control
 from dashboard.pages import compare, run
+from tests.dashboard.browser import console_errors, open_page, wait
 
 
 @pytest.fixture(autouse=True)
@@ -126,3 +128,25 @@ def test_the_server_answers_a_pickers_search(client: Any) -> None:
         "29003473063",
         "dsr1",
     ]
+
+
+OPTION = '.dash-dropdown-content [role=option] input[value="{}"]'
+
+
+@pytest.mark.browser
+def test_typing_an_old_run_id_finds_it_and_chooses_it(driver: Any, live_url: str) -> None:
+    """dsr1-rerun is not among the newest two: typed into the candidate picker, the server finds
+    it, and choosing it writes the URL."""
+    console_errors(driver)
+    open_page(driver, f"{live_url}/compare?base=main&candidate=29337493492")
+    button = "#ctl-compare-control-candidate button.dash-dropdown"
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, button))[0].click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, OPTION.format("29003473063")))
+    assert driver.find_elements(By.CSS_SELECTOR, OPTION.format("dsr1-rerun")) == []
+    driver.find_element(
+        By.CSS_SELECTOR, ".dash-dropdown-content input.dash-dropdown-search"
+    ).send_keys("dsr1-rer")
+    option = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, OPTION.format("dsr1-rerun")))
+    driver.execute_script("arguments[0].closest('[role=option]').click()", option[0])
+    wait(driver, lambda d: "candidate=dsr1-rerun" in d.current_url)
+    assert console_errors(driver) == []
