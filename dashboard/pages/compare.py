@@ -14,7 +14,8 @@ from dashboard import forged
 from dashboard.context import AppContext
 from dashboard.figures import compare, style
 from dashboard.ids import COMPARE_CONTROL, Id, control
-from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown, run_options, slo_control
+from dashboard.pages.run_panels import GRAPH_CONFIG, choices, dropdown, slo_control
+from dashboard.run_picker import register_search, run_options
 from views import urls
 from views.compare_data import CompareData
 from views.query.choices import PALETTE_CHOICES, X_CHOICES, y_choices
@@ -153,8 +154,7 @@ def layout(app: AppContext, query: str) -> Any:
         notes = [*notes, f"Not found: {not_found_text(invalid, ())}"]
     picked = [r for r in (view.base, view.candidate) if r and r != MAIN]
     runs = run_options(app.source.catalog(), picked)
-    main = {"label": "latest main-branch result per configuration", "value": MAIN}
-    bases = [main, *runs]
+    bases = [MAIN_OPTION, *runs]
     controls = html.Div(
         [
             dropdown(
@@ -214,8 +214,13 @@ def layout(app: AppContext, query: str) -> Any:
     )
 
 
+MAIN_OPTION = {"label": "latest main-branch result per configuration", "value": MAIN}
+
+
 def register(dash_app: Dash, app: AppContext) -> None:
-    """Controls write the URL and re-draw the comparison."""
+    """Controls write the URL and re-draw the comparison; the run pickers search the store."""
+    register_search(dash_app, app, control("base", COMPARE_CONTROL), [MAIN_OPTION])
+    register_search(dash_app, app, control("candidate", COMPARE_CONTROL))
 
     dash_app.callback(
         Output(Id.LOCATION, "search", allow_duplicate=True), Output(Id.COMPARE_BODY, "children"),

@@ -17,10 +17,12 @@ from views.query.state import HistoryView, RunView
 from views.run_data import RunData
 from views.tables import run_table
 
+MAIN_OPTION = {"label": "latest main-branch result per configuration", "value": "main"}
+
 
 def controls(view: RunView, run_options: list[dict[str, str]]) -> list[html.Div]:
     """The baseline picker (`baseline=`) and the cost overrides (`hwcost=`)."""
-    options = [{"label": "latest main-branch result per configuration", "value": "main"}]
+    options = [MAIN_OPTION]
     options += [o for o in run_options if o["value"] not in view.runs[:1]]
     return [
         html.Div(

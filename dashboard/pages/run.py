@@ -21,7 +21,7 @@ from dashboard import forged
 from dashboard.context import AppContext
 from dashboard.figures import updates
 from dashboard.ids import Id, control
-from dashboard.pages import launch, missing, run_tco
+from dashboard.pages import launch, missing, overlays, run_tco
 from dashboard.pages import run_panels as p
 from dashboard.pages import run_tables as t
 from dashboard.pages.run_charts import (
@@ -34,6 +34,7 @@ from dashboard.pages.run_charts import (
     second_frame,
     second_tokens,
 )
+from dashboard.run_picker import register_search, run_options
 from ingest.contract.schema import RejectCol, RunCol
 from views import urls
 from views.query.choices import FILTERS
@@ -145,7 +146,9 @@ def layout(app: AppContext, query: str) -> Any:
     if shown != view:
         view, data = shown, app.source.run_data(shown)
     notes = [*notes, *more]
-    run_opts = p.run_options(app.source.catalog(), view.runs)
+    # the baseline picker lists the same runs (and the baseline, which may be an old one)
+    baseline = [view.baseline] if view.baseline and view.baseline != MAIN_BASELINE else []
+    run_opts = run_options(app.source.catalog(), [*view.runs, *baseline])
     main = main_figure(data, view)
     # An SVG second chart draws with the page, in the commit that draws the main one; a WebGL
     # one (the same points as the main chart's: WebGL too) is asked for once the main chart is
@@ -354,6 +357,8 @@ def register(dash_app: Dash, app: AppContext) -> None:
     cb = RunCallbacks(app)
     controls = (Input(control(ALL), "value"), State(control(ALL), "id"))
     point = Output(control("point"), "value", allow_duplicate=True)
+    register_search(dash_app, app, control("runs"))
+    register_search(dash_app, app, control("baseline"), [overlays.MAIN_OPTION])
     dash_app.callback(
         Output(Id.LOCATION, "search"), Output(Id.NAV, "href"), Output(Id.MAIN_CHART, "figure"),
         Output(Id.TRACE_TOKENS, "data"), Output(Id.EXPORTS, "children"), Output(Id.NOTES, "children"),

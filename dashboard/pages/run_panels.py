@@ -413,18 +413,3 @@ def detail_panel(data: RunData, view: RunView) -> list[Any]:
         html.H4("Every column"),
         html.Div(kv, className="kv-scroll"),
     ]
-
-
-def run_options(catalog: pl.DataFrame, selected: Sequence[str]) -> list[dict[str, str]]:
-    """Every run of the store for the overlay picker."""
-    out = []
-    # the three columns read, as tuples: a dict of every catalog column per run cost 30 ms at
-    # 3,000 runs, on every run and compare page
-    for rid, title, branch in catalog.select(
-        RunCol.RUN_ID, RunCol.TITLE, RunCol.BRANCH
-    ).iter_rows():
-        about = title or branch
-        label = f"{rid} — {about}" if about else str(rid)
-        out.append({"label": label[:90], "value": str(rid)})
-    have = {o["value"] for o in out}
-    return out + [{"label": f"{r} (not in store)", "value": r} for r in selected if r not in have]
