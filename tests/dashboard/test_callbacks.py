@@ -19,6 +19,7 @@ from dashboard.pages.run import LOADING, RunCallbacks
 from dashboard.pages.run import layout as run_layout
 from dashboard.pages.run_charts import second_figure, second_frame
 from dashboard.pages.run_tables import points_body
+from tests.dashboard.tree import text as _text
 from views.query.state import CompareView, IndexView, RunView
 from views.tables import KEY_POINT_COLUMNS
 
@@ -27,16 +28,6 @@ def _controls(
     values: dict[str, Any], kind: str = CONTROL
 ) -> tuple[list[Any], list[dict[str, str]]]:
     return list(values.values()), [{"type": kind, "field": k} for k in values]
-
-
-def _text(node: Any) -> str:
-    """Every text child of a component tree."""
-    if isinstance(node, str | int | float):
-        return str(node)
-    if isinstance(node, list | tuple):
-        return " ".join(_text(n) for n in node)
-    children = getattr(node, "children", None)
-    return _text(children) if children is not None else ""
 
 
 def test_an_axis_switch_writes_the_url_and_redraws(ctx: AppContext) -> None:

@@ -9,7 +9,6 @@ kimik2.7-fp4-mi355x-vllm-agentic: the configuration of every arm of that run
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from dash import html
@@ -18,6 +17,7 @@ from dashboard.pages import history
 from ingest.changelog import config_key, touches
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
+from tests.dashboard.tree import text as _text
 from views.query.state import HistoryView
 from views.source import DataSource
 from views.tables import history_changelog, history_table
@@ -49,15 +49,6 @@ def test_config_keys_match_by_glob_and_scenario_suffix() -> None:
     assert touches({"config_keys": ["kimik2.7-fp4-mi355x-vllm-agentic"]}, key)
     assert touches({"config_keys": ["kimik2.7*"]}, key)
     assert not touches({"config_keys": ["dsr1*", "kimik2.7-fp8-*"]}, key)
-
-
-def _text(node: Any) -> str:
-    if isinstance(node, str):
-        return node
-    kids = getattr(node, "children", None)
-    if isinstance(kids, list):
-        return " ".join(_text(k) for k in kids)
-    return _text(kids) if kids is not None else ""
 
 
 def test_history_marks_the_changelog_on_the_chart(source: DataSource) -> None:

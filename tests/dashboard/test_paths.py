@@ -31,6 +31,9 @@ from ingest.pipeline import ingest_paths
 from ingest.store import Store
 from paretolens.cli import app as cli
 from paretolens.commands.common import seed_samples
+from tests.dashboard.tree import by_id as _by_id
+from tests.dashboard.tree import find as _find
+from tests.dashboard.tree import text as _text
 from views.master_configs import MASTERS_DIR, yaml_problem
 from views.query.state import IndexView, RunView
 from views.run_data import RunData
@@ -38,28 +41,6 @@ from views.source import DataSource
 from views.tables import index_table
 
 CONFIGS = Path(__file__).resolve().parents[1] / "fixtures" / "inferencex" / "configs"
-
-
-def _find(node: Any, pred: Any) -> list[Any]:
-    """Every component under `node` for which `pred` holds."""
-    out = [node] if pred(node) else []
-    kids = getattr(node, "children", None)
-    for kid in kids if isinstance(kids, list | tuple) else [kids] if kids is not None else []:
-        out += _find(kid, pred)
-    return out
-
-
-def _text(node: Any) -> str:
-    if isinstance(node, str | int | float):
-        return str(node)
-    kids = getattr(node, "children", None)
-    if isinstance(kids, list | tuple):
-        return " ".join(_text(k) for k in kids if k is not None)
-    return _text(kids) if kids is not None else ""
-
-
-def _by_id(node: Any, id_: str) -> list[Any]:
-    return _find(node, lambda n: getattr(n, "id", None) == id_)
 
 
 @pytest.fixture(scope="module")

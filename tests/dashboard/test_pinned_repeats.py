@@ -20,6 +20,7 @@ from dashboard.pages import run_panels
 from ingest.contract.col import Col
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
+from tests.dashboard.tree import text as _text
 from views.query.state import RunView
 from views.source import DataSource
 
@@ -30,16 +31,6 @@ JSONL = (
     / "sglang_bench_serving"
     / "datacrunch_h200_llama33_70b_offline.jsonl"
 )
-
-
-def _text(node: object) -> str:
-    """The visible text of a Dash component tree."""
-    if isinstance(node, (list, tuple)):
-        return " ".join(_text(n) for n in node)
-    children = getattr(node, "children", None)
-    if children is not None:
-        return _text(children)
-    return "" if node is None or hasattr(node, "to_plotly_json") else str(node)
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Any
 
 import pytest
 from dash import html
@@ -12,21 +11,13 @@ from dash import html
 from dashboard.pages import run_tables, run_tco
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
+from tests.dashboard.tree import text as _text
 from views.exports import export_body
 from views.query.affects import Part, invalidates
 from views.query.state import RunView
 from views.source import DataSource
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "inferencex" / "agg_fixed_seq"
-
-
-def _text(node: Any) -> str:
-    if isinstance(node, str | int | float):
-        return str(node)
-    kids = getattr(node, "children", None)
-    if isinstance(kids, list):
-        return " ".join(_text(k) for k in kids)
-    return _text(kids) if kids is not None else ""
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,8 @@ from ingest.store import Store
 from paretolens.cli import app as cli
 from paretolens.commands.common import sample_runs, seed_samples
 from paretolens.commands.serve_cmds import sample_view
+from tests.dashboard.tree import by_id as _by_id
+from tests.dashboard.tree import text as _text
 from views import urls
 from views.source import DataSource
 
@@ -153,23 +155,6 @@ def test_the_first_page_gives_the_exact_test_config_line(store: Path) -> None:
     # Under the AMD master (no such key) the page says why no line is exact.
     amd = _table(store, "pruned", FIRST, "master=amd-master.yaml", "txt")
     assert amd.startswith("# no single test-config line runs exactly the kept points")
-
-
-def _text(node: object) -> str:
-    if isinstance(node, str | int | float):
-        return str(node)
-    kids = getattr(node, "children", None)
-    if isinstance(kids, list | tuple):
-        return " ".join(_text(k) for k in kids if k is not None)
-    return _text(kids) if kids is not None else ""
-
-
-def _by_id(node: object, id_: str) -> list[object]:
-    kids = getattr(node, "children", None)
-    found = [node] if getattr(node, "id", None) == id_ else []
-    for kid in kids if isinstance(kids, list | tuple) else [kids] if kids is not None else []:
-        found += _by_id(kid, id_)
-    return found
 
 
 def test_the_linked_page_pruned_tab_shows_the_line_as_runnable(store: Path) -> None:
