@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from dash import html, no_update
 from dash.exceptions import PreventUpdate
+from plotly.io.json import to_json_plotly
 
 from dashboard.context import AppContext
 from dashboard.ids import COMPARE_CONTROL, CONTROL, INDEX_CONTROL, Id
@@ -15,7 +17,7 @@ from dashboard.pages.index import IndexCallbacks
 from dashboard.pages.jobs import JobsCallbacks
 from dashboard.pages.launch import LaunchCallbacks
 from dashboard.pages.missing import FetchCallbacks
-from dashboard.pages.run import LOADING, RunCallbacks
+from dashboard.pages.run import LOADING, RunCallbacks, plain_components
 from dashboard.pages.run import layout as run_layout
 from dashboard.pages.run_charts import second_figure, second_frame
 from dashboard.pages.run_tables import points_body
@@ -43,6 +45,25 @@ def test_an_axis_switch_writes_the_url_and_redraws(ctx: AppContext) -> None:
     assert second["layout"]["yaxis"]["title"] == main["layout"]["yaxis"]["title"]
     assert tokens["main"][0] == "envelope~dsr1" and len(tokens["main"]) == len(main["data"])
     assert "/export/points.csv?unofficialRun=dsr1&y=output_tput_per_gpu" in str(exports)
+
+
+def test_a_filter_change_answer_encodes_to_the_same_bytes_without_components(
+    ctx: AppContext,
+) -> None:
+    """The registered `on_controls` answers its components as plain JSON values: Dash's
+    encoder then writes the answer with orjson at once (a component in it made plotly walk
+    every value of the figure first), and the bytes are the ones the components encode to."""
+    values, ids = _controls(RunView(runs=("dsr1",), offload=("dram",)).controls())
+    cb = RunCallbacks(ctx)
+    answer = cb.on_controls(values, ids, "?unofficialRun=dsr1", None)
+    plain = plain_components(cb.on_controls)(values, ids, "?unofficialRun=dsr1", None)
+    assert isinstance(answer[4], html.Div) and isinstance(plain[4], dict)
+    assert plain[4]["type"] == "Div" and plain[2] == answer[2]
+    live = [v for v in answer if v is not no_update]
+    assert to_json_plotly(live) == to_json_plotly([v for v in plain if v is not no_update])
+    with pytest.raises(TypeError):
+        orjson.dumps(live)
+    assert orjson.dumps([v for v in plain if v is not no_update])
 
 
 def test_a_filter_narrows_the_charts(ctx: AppContext) -> None:
