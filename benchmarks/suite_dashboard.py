@@ -130,8 +130,20 @@ class Page:
             with contextlib.suppress(PreventUpdate):  # PreventUpdate: the second chart stays
                 _encode(self.callbacks.on_second(values, ids, 1, built))
 
-        main, both = _side_by_side(lambda: _encode(self.callbacks.on_controls(*args)), second)
-        self.main_parts.append(main)
+        # As registered: the app answers with its components as plain JSON values (where the
+        # function is there), which spares the encoder a walk of the figure; Dash encodes the
+        # outputs that are not `no_update`.
+        from dash import no_update
+
+        from dashboard.pages import run as run_page
+
+        on_controls = getattr(run_page, "plain_components", lambda f: f)(self.callbacks.on_controls)
+
+        def main() -> int:
+            return _encode([v for v in on_controls(*args) if v is not no_update])
+
+        main_s, both = _side_by_side(main, second)
+        self.main_parts.append(main_s)
         return both
 
     def second_built(self, run_id: str) -> Any:
