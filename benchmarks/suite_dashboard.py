@@ -49,7 +49,7 @@ class Page:
     """One app over a store, with helpers that time the run page's requests and callbacks."""
 
     def __init__(self, root: Path) -> None:
-        from dashboard.app import WARM_THREAD, create_app
+        from dashboard.app import WARM_THREAD, create_app, settle_heap
         from dashboard.context import AppContext  # noqa: F401  (import cost paid here)
         from dashboard.pages.run import RunCallbacks
 
@@ -64,6 +64,7 @@ class Page:
         self.source = ctx.source
         self.callbacks = RunCallbacks(ctx)
         self.source.warm()
+        settle_heap()  # as `paretolens serve` and `paretolens.wsgi` do once the app is built
         self._tokens: dict[str, Any] = {}
         self._built: dict[str, Any] = {}
         self.main_parts: list[float] = []

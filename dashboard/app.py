@@ -19,6 +19,7 @@ The app reads no environment: its store, settings and golden AL tables are hande
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 import threading
@@ -356,6 +357,19 @@ def _one_version(store: Store, wsgi: Callable[..., Any]) -> Callable[..., Any]:
             return wsgi(environ, start_response)
 
     return app
+
+
+def settle_heap() -> None:
+    """Once a server process has built its app: collect the start-up garbage, then move every
+    object left (modules, the app, its layouts and caches) out of the collector's reach
+    (`gc.freeze`). A full collection then walks only what requests made since: on the history
+    store one walked the 160,000 start-up objects, about 80 ms inside every few requests
+    (benchmarks/findings.md, issue 26 item 5). For server processes only (`paretolens serve`,
+    `paretolens.wsgi`): what is frozen is never freed, so a process that builds many apps (a
+    test session) does not call it.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def create_app(

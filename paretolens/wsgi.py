@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from flask import Flask
 
-from dashboard.app import create_app
+from dashboard.app import create_app, settle_heap
 from ingest.bundled import GOLDEN_AL_DIR
 from paretolens.commands.common import open_store
 from paretolens.settings import load_settings
 
 settings = load_settings()
 server: Flask = create_app(open_store(None), settings, golden_dir=GOLDEN_AL_DIR).server
+settle_heap()  # after the app is built: full collections walk only what requests make

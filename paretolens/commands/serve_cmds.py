@@ -106,7 +106,7 @@ def serve(
     ] = 1,
 ) -> None:
     """Serve the web app and print the URL of a sample run page."""
-    from dashboard.app import create_app
+    from dashboard.app import create_app, settle_heap
     from runner.service import is_loopback
     from views import urls
 
@@ -127,6 +127,7 @@ def serve(
         raise typer.Exit(2)
     st = open_store(store)
     app = create_app(st, settings, golden_dir=GOLDEN_AL_DIR)
+    settle_heap()
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host
     base = f"http://{shown}:{settings.port}"
     err = sys.stderr

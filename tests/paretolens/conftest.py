@@ -3,6 +3,8 @@ dashboard tests' store with the web app over it (`web_store`, `client`), each bu
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -29,3 +31,12 @@ def client(web_store: Store) -> Any:
         store=web_store.root, host="127.0.0.1", token=None, github_token=None, launch_enabled=False
     )
     return create_app(web_store, settings, golden_dir=GOLDEN_AL_DIR).server.test_client()
+
+
+@pytest.fixture(autouse=True)
+def _unfreeze_the_heap() -> Iterator[None]:
+    """`paretolens serve` and `paretolens.wsgi` freeze the process's heap once the app is built
+    (`dashboard.app.settle_heap`); run here in the test process, that is undone after each test
+    so the session's garbage stays collectable."""
+    yield
+    gc.unfreeze()

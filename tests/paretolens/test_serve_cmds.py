@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 from typing import Any
@@ -42,6 +43,18 @@ def test_serve_runs_waitress_on_localhost_and_prints_a_run_page(
         in result.output
     )
     assert "warning" not in result.output
+
+
+def test_serve_freezes_the_start_up_heap(web_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The app and everything imported to build it are out of the collector's reach once serving
+    # (dashboard.app.settle_heap), so a full collection inside a request walks only what requests
+    # made; the app object itself is one of the frozen objects.
+    gc.unfreeze()
+    assert gc.get_freeze_count() == 0
+    _, calls = _serve(monkeypatch, "--store", str(web_store.root))
+    assert gc.get_freeze_count() > 10_000
+    assert gc.is_tracked(calls["wsgi"])
+    assert not any(o is calls["wsgi"] for o in gc.get_objects())  # the frozen are not listed
 
 
 def test_serving_beyond_localhost_without_a_token_warns(
