@@ -195,6 +195,11 @@ def spawn_worker(
 def status_of(table: JobTable, record: JobRecord) -> JobStatus:
     """The live status of a record."""
     alive = table.worker_alive(record.id)
+    if record.state == JobState.RUNNING and not alive:
+        # A worker writes its final record before it lets go of the lock, so a record read
+        # before the lock was found free may predate that write: read it again (a job that is
+        # still running once its lock is free was interrupted).
+        record = table.get(record.id)
     state = record.state
     if state == JobState.RUNNING and not alive:
         state = JobState.INTERRUPTED

@@ -263,3 +263,29 @@ def test_a_launched_jobs_ingest_reads_the_run_keys_beside_its_results(store: Sto
     assert run[RunCol.HEAD_SHA] == "0123456789abcdef0123456789abcdef01234567"
     assert run[RunCol.TITLE] == f"svc (local job {job_id})"  # the job's own title wins
     assert run[RunCol.SOURCE] == "runner"
+
+
+def test_a_record_read_before_its_worker_finished_is_read_again_once_the_lock_is_free(
+    store: Store,
+) -> None:
+    # A status reader reads the record (running), then the worker writes its final record and
+    # lets go of the lock, then the reader finds the lock free: the job was cancelled, not
+    # interrupted (seen once in CI as a cancelled Slurm job reported "interrupted").
+    table = JobTable(store)
+    job = table.create(parse_plan(PLAN), "local")
+
+    def running(r: JobRecord) -> None:
+        r.state = JobState.RUNNING
+
+    stale = table.update(job.id, running)
+
+    def cancelled(r: JobRecord) -> None:
+        r.state = JobState.CANCELLED
+
+    table.update(job.id, cancelled)
+    assert not table.worker_alive(job.id)
+    st = service.status_of(table, stale)
+    assert (st.state, st.record.state) == (JobState.CANCELLED, JobState.CANCELLED)
+    # a record still running once its lock is free is an interrupted job
+    table.update(job.id, running)
+    assert service.status_of(table, table.get(job.id)).state == JobState.INTERRUPTED
