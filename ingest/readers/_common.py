@@ -8,13 +8,14 @@ InferenceX encodes in file names lives in `ingest.readers._names`.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from ingest.contract.col import Col
 from ingest.errors import ParseError
-from ingest.readers.base import Row, SourceFile
+from ingest.readers.base import ReadResult, Row, SourceFile
 
 _INT_LIMIT = 2**63
 
@@ -259,3 +260,21 @@ def read_warnings(f: Fields, row: Row) -> None:
         raise f.error("warnings", "expected a list of strings")
     for message in value:
         warn(row, message)
+
+
+class RepeatedElements:
+    """The elements of one JSON array seen so far, by their canonical text: an element that
+    repeats an earlier one byte for byte (after key sorting) is the same measurement written
+    twice, kept once with a note in the read's summary."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def repeats(self, result: ReadResult, i: int, element: Any) -> bool:
+        """True (and a note on `result`) when element `i` repeats an earlier element."""
+        body = json.dumps(element, sort_keys=True)
+        first = self._seen.setdefault(body, i)
+        if first != i:
+            result.notes.append(f"element {i} repeats element {first}; kept once")
+            return True
+        return False

@@ -9,7 +9,6 @@ fail the data contract, becomes a `RowReject` naming its index; the other elemen
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from ingest.contract.col import Col
 from ingest.errors import ParseError, SchemaError
 from ingest.normalize.row import normalize
+from ingest.readers._common import RepeatedElements
 from ingest.readers.agentic import is_agentic_v3, read_agentic_v3
 from ingest.readers.agentic_flat import is_agentic_flat, read_agentic_flat
 from ingest.readers.agg_fixed import is_fixed_aggregate, read_fixed_row
@@ -90,18 +90,15 @@ class AggArrayReader:
                 src.rel, "", 'expected a JSON array of aggregate rows or {"benchmarks": [...]}'
             )
         result = ReadResult()
-        seen_bodies: dict[str, int] = {}
+        seen_bodies = RepeatedElements()
         seen_points: dict[str, int] = {}
         for i, element in enumerate(rows):
             reader = _row_reader(element)
             if reader is None:
                 result.rejects.append(RowReject("", _unknown_row(element), str(i)))
                 continue
-            body = json.dumps(element, sort_keys=True)
-            if body in seen_bodies:
-                result.notes.append(f"element {i} repeats element {seen_bodies[body]}; kept once")
+            if seen_bodies.repeats(result, i, element):
                 continue
-            seen_bodies[body] = i
             try:
                 row, point = _checked(src, element, reader)
             except (ParseError, SchemaError) as exc:

@@ -19,13 +19,13 @@ row, or whose row breaks the data contract, is a reject naming its index; the ot
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from ingest.contract.col import Col
 from ingest.errors import ParseError, SchemaError
 from ingest.normalize.row import normalize
+from ingest.readers._common import RepeatedElements
 from ingest.readers.agg_fixed import read_fixed_row
 from ingest.readers.base import ReadResult, Row, RowReject, SourceFile
 
@@ -135,7 +135,7 @@ class AppApiReader:
         if not isinstance(doc, list):
             raise ParseError(src.rel, "", "expected a JSON array of InferenceX app benchmark rows")
         result = ReadResult()
-        seen: dict[str, int] = {}
+        seen = RepeatedElements()
         for i, element in enumerate(doc):
             if not is_app_row(element):
                 keys = sorted(element)[:30] if isinstance(element, dict) else []
@@ -155,11 +155,8 @@ class AppApiReader:
             if field:
                 result.rejects.append(RowReject(field, why, str(i)))
                 continue
-            body = json.dumps(element, sort_keys=True)
-            if body in seen:
-                result.notes.append(f"element {i} repeats element {seen[body]}; kept once")
+            if seen.repeats(result, i, element):
                 continue
-            seen[body] = i
             try:
                 result.points.append(_point(src, element))
             except (ParseError, SchemaError) as exc:
