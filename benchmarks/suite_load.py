@@ -124,8 +124,6 @@ def measure(root: Path, runs: list[str], seconds: float) -> dict[str, Any]:
     thread = threading.Thread(target=server.run, name="bench-load", daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{server.effective_port}"
-    load: list[float] = []
-    stop = threading.Event()
     try:
         import httpx
 
@@ -135,40 +133,56 @@ def measure(root: Path, runs: list[str], seconds: float) -> dict[str, Any]:
             c.get(layout_url("/"))
         timing.samples.clear()
 
-        def sample_load() -> None:
-            while not stop.is_set():
-                load.append(os.getloadavg()[0])
-                stop.wait(0.5)
-
-        sampler = threading.Thread(target=sample_load, name="loadavg", daemon=True)
-        sampler.start()
-        spec = {
-            "base": base,
-            "users": USERS,
-            "seconds": seconds,
-            "think": list(THINK),
-            "seed": 1,
-            "runs": runs,
-            "compare": [runs[1], runs[2]],
-        }
         t0 = time.perf_counter()
+        result, load = drive_users(base, runs, [runs[1], runs[2]], seconds)
+        wall = time.perf_counter() - t0
+    finally:
+        server.close()
+        thread.join(timeout=10)
+    return {**result, "server": timing.samples, "load": load, "wall": wall}
+
+
+def drive_users(
+    base: str, runs: list[str], compare: list[str], seconds: float
+) -> tuple[dict[str, Any], list[float]]:
+    """The load suite's simulated users (`tests/reliability/_load_client.py`: USERS users with
+    THINK seconds between requests, seed 1) against the server at `base` for `seconds`, on the
+    run pages of `runs` and the compare page of the pair `compare`: the client's result and the
+    machine's load average sampled every half second meanwhile."""
+    load: list[float] = []
+    stop = threading.Event()
+
+    def sample_load() -> None:
+        while not stop.is_set():
+            load.append(os.getloadavg()[0])
+            stop.wait(0.5)
+
+    sampler = threading.Thread(target=sample_load, name="loadavg", daemon=True)
+    sampler.start()
+    spec = {
+        "base": base,
+        "users": USERS,
+        "seconds": seconds,
+        "think": list(THINK),
+        "seed": 1,
+        "runs": runs,
+        "compare": compare,
+    }
+    try:
         proc = subprocess.run(
             [sys.executable, "-m", "tests.reliability._load_client", json.dumps(spec)],
             cwd=REPO,
             capture_output=True,
             text=True,
-            timeout=seconds + 120,
+            timeout=seconds + 180,
             check=False,
         )
-        wall = time.perf_counter() - t0
     finally:
         stop.set()
-        server.close()
-        thread.join(timeout=10)
     if proc.returncode != 0:
         raise RuntimeError(f"load client failed: {proc.stderr[-2000:]}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {**result, "server": timing.samples, "load": load, "wall": wall}
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result, load
 
 
 def table(got: dict[str, Any]) -> tuple[list[str], dict[str, dict[str, float]]]:

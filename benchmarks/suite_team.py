@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -203,7 +202,7 @@ def measure_load(store: Path, seconds: float) -> dict[str, Any]:
     import urllib.request
     from concurrent.futures import ThreadPoolExecutor
 
-    from benchmarks.suite_load import THINK, USERS
+    from benchmarks.suite_load import drive_users
     from dashboard.app import layout_url
     from views import urls
     from views.query.state import CompareView
@@ -220,7 +219,6 @@ def measure_load(store: Path, seconds: float) -> dict[str, Any]:
         proc = subprocess.Popen(
             cmd, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
         )
-    load: list[float] = []
     try:
         t0 = time.perf_counter()
         while True:
@@ -244,33 +242,7 @@ def measure_load(store: Path, seconds: float) -> dict[str, Any]:
         # Each page several times, four at once, so that both processes have served it.
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(fetch, pages * 6))
-        spec = {
-            "base": base,
-            "users": USERS,
-            "seconds": seconds,
-            "think": list(THINK),
-            "seed": 1,
-            "runs": runs,
-            "compare": pair,
-        }
-        done = threading.Event()
-
-        def sample_load() -> None:
-            while not done.is_set():
-                load.append(os.getloadavg()[0])
-                done.wait(0.5)
-
-        sampler = threading.Thread(target=sample_load, daemon=True)
-        sampler.start()
-        client = subprocess.run(
-            [sys.executable, "-m", "tests.reliability._load_client", json.dumps(spec)],
-            cwd=Path(__file__).resolve().parents[1],
-            capture_output=True,
-            text=True,
-            timeout=seconds + 180,
-            check=False,
-        )
-        done.set()
+        result, load = drive_users(base, runs, pair, seconds)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -278,9 +250,6 @@ def measure_load(store: Path, seconds: float) -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    if client.returncode != 0:
-        raise RuntimeError(f"load client failed: {client.stderr[-1500:]}")
-    result: dict[str, Any] = json.loads(client.stdout.strip().splitlines()[-1])
     return {**result, "load": load, "runs": runs, "pair": pair, "started": started}
 
 
