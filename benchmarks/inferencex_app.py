@@ -14,15 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
-import subprocess
-import tempfile
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 from benchmarks.inferencex_dump import AppView
+from benchmarks.process import free_port, started
 
 ENV = "PARETOLENS_INFERENCEX_APP"
 BUILD_ID = Path("packages/app/.next/BUILD_ID")  # written by a finished `next build`
@@ -43,12 +40,6 @@ def find_app() -> tuple[Path | None, str]:
     return root, f"`{ENV}={root}`"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _get(url: str, timeout: float) -> bytes:
     with urllib.request.urlopen(url, timeout=timeout) as resp:
         body: bytes = resp.read()
@@ -64,37 +55,17 @@ def serve(root: Path, dump: Path, view: AppView | None = None) -> Iterator[str]:
         RuntimeError: the server did not answer within 120 s (with the end of its log).
     """
     view = view or AppView()
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_READONLY_URL"}
     env |= {"DUMP_DIR": str(dump), "NEXT_TELEMETRY_DISABLED": "1", "NODE_ENV": "production"}
-    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in the finally below)
-    proc = subprocess.Popen(
-        ["node", str(root / NEXT_BIN), "start", "-p", str(port), "-H", "127.0.0.1"],
-        cwd=root / "packages" / "app",
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                _get(base + view.page, timeout=30)  # the first request renders the route
-                # the first API call loads the dump into the server's memory
-                _get(f"{base}/api/v1/benchmarks?model={view.display}", timeout=30)
-                break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                raise RuntimeError(f"the InferenceX app did not start: {log.read()[-2000:]!r}")
-            time.sleep(0.5)
+
+    def ready() -> None:
+        _get(base + view.page, timeout=30)  # the first request renders the route
+        # the first API call loads the dump into the server's memory
+        _get(f"{base}/api/v1/benchmarks?model={view.display}", timeout=30)
+
+    cmd = ["node", str(root / NEXT_BIN), "start", "-p", str(port), "-H", "127.0.0.1"]
+    cwd = root / "packages" / "app"
+    with started(cmd, ready, what="the InferenceX app", timeout=120, poll=0.5, cwd=cwd, env=env):
         yield base + view.page
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()

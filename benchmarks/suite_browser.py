@@ -13,8 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +25,7 @@ import polars as pl
 
 from benchmarks import anchor_page
 from benchmarks.config import Config
+from benchmarks.process import free_port, started
 from benchmarks.report import Anchor, Check, Figure, Section
 from benchmarks.synth import runs_spec, synth_points, write_anchor_dir, write_store
 from benchmarks.timing import Samples
@@ -49,53 +48,27 @@ INFERENCEX_FIRST_POINT_MS = 936.0  # docs/anchors.md: InferenceX-app, same machi
 MAIN, SECOND = "main-chart", "second-chart"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def server(root: Path, code: Path | None = None) -> Iterator[str]:
     """`paretolens serve` (waitress) over a store, on a free loopback port, from `code` (another
     checkout, e.g. the code before a change) or this tree; yields its base URL."""
-    port = _free_port()
+    port = free_port()
     cmd = [str(Path(sys.executable).with_name("paretolens"))]
-    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in the finally below)
     env = dict(os.environ)
     env.pop("PARETOLENS_TOKEN", None)
     if code is not None:
         env["PYTHONPATH"] = str(code)
         cmd = [sys.executable, "-m", "paretolens.cli"]
-    proc = subprocess.Popen(
-        [*cmd, "serve", "--store", str(root), "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-        cwd=code,
-    )
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/", timeout=5) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                raise RuntimeError(f"paretolens serve did not start: {log.read()[-2000:]!r}")
-            time.sleep(0.2)
+
+    def ready() -> None:
+        with urllib.request.urlopen(base + "/", timeout=5) as resp:
+            if resp.status != 200:
+                raise OSError(f"/ answered {resp.status}")
+
+    cmd += ["serve", "--store", str(root), "--port", str(port)]
+    with started(cmd, ready, what="paretolens serve", timeout=90, poll=0.2, cwd=code, env=env):
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def _driver(profile: Path) -> Any:

@@ -33,6 +33,7 @@ from typing import Any
 import polars as pl
 
 from benchmarks.config import Config
+from benchmarks.process import free_port
 from benchmarks.report import Anchor, Check, Figure, Section
 from benchmarks.synth import (
     HistorySpec,
@@ -176,15 +177,6 @@ def _cold_warm(cold: Callable[[int], float], warm: Callable[[], float]) -> dict[
 # ---- 50 users against `serve --workers 2` -------------------------------------------------------
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _load_runs(store: Path) -> tuple[list[str], list[str]]:
     """(run pages the users open: recent runs, PR and main; the compare pair)."""
     from ingest.store import Store
@@ -208,7 +200,7 @@ def measure_load(store: Path, seconds: float) -> dict[str, Any]:
     from views.query.state import CompareView
 
     runs, pair = _load_runs(store)
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     script = str(Path(sys.executable).with_name("paretolens"))
     cmd = [script, "serve", "--workers", str(LOAD_WORKERS), "--threads", "8"]
