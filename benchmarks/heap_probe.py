@@ -24,15 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 
 def one(mode: str, samples: int) -> None:
     """One process's samples, as JSON lines."""
     from benchmarks.suite_dashboard import Page
+    from benchmarks.suite_team import late_prs, page_seconds
     from benchmarks.synth import HistorySpec, copy_store, history_store
-    from dashboard.app import layout_url
-    from ingest.contract.schema import RunCol
     from ingest.store import Store
     from views import urls
     from views.query.state import CompareView
@@ -49,9 +46,7 @@ def one(mode: str, samples: int) -> None:
     src, _ = history_store(HistorySpec())
     with tempfile.TemporaryDirectory(prefix="heap-probe-") as tmp:
         root = copy_store(src, Path(tmp) / "store")
-        catalog = Store(root).runs().sort(RunCol.CREATED_AT)
-        late = catalog.slice(catalog.height // 2)
-        prs = late.filter(pl.col(RunCol.BRANCH) != "main").get_column(RunCol.RUN_ID).to_list()
+        prs = late_prs(Store(root).runs())
         if mode == "before":  # the app as it was served: no settle_heap
             import dashboard.app
 
@@ -59,12 +54,7 @@ def one(mode: str, samples: int) -> None:
         client = Page(root).client  # "after": Page calls settle_heap, as the servers do
 
         def get(path: str) -> float:
-            t = time.perf_counter()
-            for url in (path, layout_url(path), "/_dash-dependencies"):
-                resp = client.get(url)
-                if resp.status_code != 200:
-                    raise RuntimeError(f"GET {url}: HTTP {resp.status_code}")
-            return time.perf_counter() - t
+            return page_seconds(client, path)[0]
 
         get(urls.compare(CompareView(base="main", candidate=prs[-1])))  # main's rows
         gc.callbacks.append(on_gc)

@@ -15,18 +15,15 @@ import statistics
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
-
-import polars as pl
 
 
 def main(samples: int = 5) -> None:
     from benchmarks.suite_dashboard import Page
+    from benchmarks.suite_team import late_prs, page_seconds
     from benchmarks.synth import HistorySpec, copy_store, history_store
     from dashboard import run_picker
     from dashboard.app import layout_url
-    from ingest.contract.schema import RunCol
     from ingest.store import Store
     from views import urls
     from views.query.state import CompareView
@@ -34,23 +31,15 @@ def main(samples: int = 5) -> None:
     src, _ = history_store(HistorySpec())
     with tempfile.TemporaryDirectory(prefix="picker-probe-") as tmp:
         root = copy_store(src, Path(tmp) / "store")
-        catalog = Store(root).runs().sort(RunCol.CREATED_AT)
-        late = catalog.slice(catalog.height // 2)
-        prs = late.filter(pl.col(RunCol.BRANCH) != "main").get_column(RunCol.RUN_ID).to_list()
+        catalog = Store(root).runs()
+        prs = late_prs(catalog)
         page = Page(root)
         client = page.client
         recent = run_picker.RECENT
         modes = {"before": 10**9, "after": recent}
 
         def get(path: str) -> tuple[float, int]:
-            t = time.perf_counter()
-            size = 0
-            for url in (path, layout_url(path), "/_dash-dependencies"):
-                resp = client.get(url)
-                if resp.status_code != 200:
-                    raise RuntimeError(f"GET {url}: HTTP {resp.status_code}")
-                size = len(resp.data) if url.startswith("/_dash-layout") else size
-            return time.perf_counter() - t, size
+            return page_seconds(client, path)
 
         get(urls.compare(CompareView(base="main", candidate=prs[-1])))  # imports, main's rows
         out: dict[str, list[float]] = {m: [] for m in modes}

@@ -72,6 +72,32 @@ def _status(key: str) -> int:
     raise KeyError(key)
 
 
+def late_prs(catalog: pl.DataFrame) -> list[str]:
+    """The compare candidates of a history's runs catalog: the PR-branch runs of its later half
+    (main's runs came before them), oldest first."""
+    late = catalog.sort(RunCol.CREATED_AT).slice(catalog.height // 2)
+    return late.filter(pl.col(RunCol.BRANCH) != "main").get_column(RunCol.RUN_ID).to_list()
+
+
+def page_seconds(client: Any, path: str) -> tuple[float, int]:
+    """One page as a browser asks for it (its HTML, `/_dash-layout`, `/_dash-dependencies`)
+    through a Flask test client: the server seconds and the layout's bytes.
+
+    Raises:
+        RuntimeError: a request answered other than 200.
+    """
+    from dashboard.app import layout_url
+
+    t = time.perf_counter()
+    size = 0
+    for url in (path, layout_url(path), "/_dash-dependencies"):
+        resp = client.get(url)
+        if resp.status_code != 200:
+            raise RuntimeError(f"GET {url} for {path}: HTTP {resp.status_code}")
+        size = len(resp.data) if url.startswith("/_dash-layout") else size
+    return time.perf_counter() - t, size
+
+
 def measure_pages(root: Path) -> dict[str, Any]:
     """Cold and warm server seconds of the four pages, and resident memory (run in a child)."""
     from benchmarks.suite_dashboard import Page
@@ -89,23 +115,12 @@ def measure_pages(root: Path) -> dict[str, Any]:
 
     def get(path: str) -> float:
         seen.add(path)
-        t = time.perf_counter()
-        for url, headers in (
-            (path, {}),
-            (layout_url(path), {}),
-            ("/_dash-dependencies", {}),
-        ):
-            resp = client.get(url, headers=headers)
-            if resp.status_code != 200:
-                raise RuntimeError(f"GET {url} for {path}: HTTP {resp.status_code}")
-        return time.perf_counter() - t
+        return page_seconds(client, path)[0]
 
     store = Store(root)
     catalog = store.runs().sort(RunCol.CREATED_AT)
     ids = catalog.get_column(RunCol.RUN_ID).to_list()
-    # Candidates: PR-branch runs of the last half of the history (main runs came before them).
-    late = catalog.slice(catalog.height // 2)
-    prs = late.filter(pl.col(RunCol.BRANCH) != "main").get_column(RunCol.RUN_ID).to_list()
+    prs = late_prs(catalog)
     step = max(1, len(ids) // (4 * SAMPLES))
     run_pages = ids[1::step][: 2 * SAMPLES]
     out: dict[str, Any] = {}
