@@ -1,4 +1,5 @@
-"""A small thread-safe LRU and the store fingerprint that invalidates it on every ingest."""
+"""A small thread-safe LRU, one bounded by bytes, and the store fingerprint that invalidates them
+on every ingest."""
 
 from __future__ import annotations
 
@@ -47,6 +48,44 @@ class LRU:
             self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+
+
+class ByteLRU:
+    """A thread-safe LRU bounded by the bytes of what it holds (each value's size is given when
+    it is put): past `limit` bytes the least recently used go; a value larger than `limit` is
+    not kept."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.bytes = 0
+        self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def peek(self, key: Hashable) -> Any:
+        """The value of a key (None when absent), marked as recently used."""
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                return None
+            self._items.move_to_end(key)
+            return item[0]
+
+    def put(self, key: Hashable, value: Any, size: int) -> None:
+        """Keep a value of `size` bytes, evicting the least recently used past the limit."""
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self.bytes -= old[1]
+            if size > self.limit:
+                return
+            self._items[key] = (value, size)
+            self.bytes += size
+            while self.bytes > self.limit:
+                _, (_, dropped) = self._items.popitem(last=False)
+                self.bytes -= dropped
 
 
 def file_version(path: Path) -> tuple[str, int, int]:

@@ -10,11 +10,13 @@ library nor a grid is built). Every control writes the URL; callbacks parse the 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+import orjson
 from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 from dash.development.base_component import Component
 from dash.exceptions import PreventUpdate
@@ -42,6 +44,7 @@ from dashboard.pages.run_charts import (
 from dashboard.run_picker import register_search, run_options
 from ingest.contract.schema import RejectCol, RunCol
 from views import urls
+from views.cache import ByteLRU
 from views.query.choices import FILTERS
 from views.query.state import RunView
 from views.run_data import RunData
@@ -72,6 +75,8 @@ TABLE_BODIES = {
 TABLE_KEYS = (*TABLE_BODIES, "at")
 # Launching reads the points ticked in the points grid, so the launch tab needs that grid too.
 TABS_NEEDED = {"launch": ("launch", "points")}
+# The encoded answers of the chart callbacks kept per server process (`cached_answers`).
+ANSWER_BYTES = 64 << 20
 
 
 def page_notes(data: RunData, notes: list[str]) -> Any:
@@ -375,9 +380,43 @@ def plain_components(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[
     return answer
 
 
+def cached_answers(
+    fn: Callable[..., tuple[Any, ...]], cache: ByteLRU, version: Callable[[], Any]
+) -> Callable[..., tuple[Any, ...]]:
+    """`fn` answering from `cache` what it answered before to the same arguments at the same
+    store `version`, its outputs kept encoded (`orjson.Fragment`s: Dash's encoder writes them
+    as they are, so an answer is the same bytes whether it is computed or found).
+
+    The chart callbacks' answers depend only on their arguments (the controls, the URL, the
+    page's tokens) and on the store's committed version, which every request reads once
+    (`Store.pinned`) and which any commit, by any process, changes: a server process finds
+    only answers of the data it would read now. Many users ask for the same ones (a PR run
+    with the same filters); a 1,000-point run's two charts are 0.3-0.5 MB of JSON, and the
+    cache holds at most `cache.limit` bytes. `fn` raising (PreventUpdate) is not kept."""
+
+    @wraps(fn)
+    def answer(*args: Any) -> tuple[Any, ...]:
+        digest = hashlib.blake2b(orjson.dumps(args, option=orjson.OPT_NON_STR_KEYS)).digest()
+        key = (fn.__name__, version(), digest)
+        found: tuple[orjson.Fragment | None, ...] | None = cache.peek(key)
+        if found is None:
+            parts = [None if v is no_update else to_json_plotly(v).encode() for v in fn(*args)]
+            found = tuple(None if p is None else orjson.Fragment(p) for p in parts)
+            cache.put(key, found, sum(len(p) for p in parts if p is not None) + 200)
+        return tuple(no_update if f is None else f for f in found)
+
+    return answer
+
+
 def register(dash_app: Dash, app: AppContext) -> None:
-    """Register the run page's callbacks."""
+    """Register the run page's callbacks (the chart callbacks' answers cached in up to
+    `ANSWER_BYTES` bytes; 0: not cached)."""
     cb = RunCallbacks(app)
+    answers = ByteLRU(ANSWER_BYTES)
+
+    def charts(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[Any, ...]]:
+        return cached_answers(fn, answers, app.source.store.version) if answers.limit else fn
+
     controls = (Input(control(ALL), "value"), State(control(ALL), "id"))
     point = Output(control("point"), "value", allow_duplicate=True)
     register_search(dash_app, app, control("runs"))
@@ -386,11 +425,11 @@ def register(dash_app: Dash, app: AppContext) -> None:
         Output(Id.LOCATION, "search"), Output(Id.NAV, "href"), Output(Id.MAIN_CHART, "figure"),
         Output(Id.TRACE_TOKENS, "data"), Output(Id.EXPORTS, "children"), Output(Id.NOTES, "children"),
         *controls, State(Id.LOCATION, "search"), State(Id.TRACE_TOKENS, "data"), prevent_initial_call=True,
-    )(plain_components(cb.on_controls))  # fmt: skip
+    )(charts(plain_components(cb.on_controls)))  # fmt: skip
     dash_app.callback(
         Output(Id.SECOND_FIGURE, "data"), Output(Id.SECOND_TOKENS, "data"), *controls,
         Input(Id.SECOND_WANTED, "data"), State(Id.SECOND_TOKENS, "data"), prevent_initial_call=True,
-    )(cb.on_second)  # fmt: skip
+    )(charts(cb.on_second))  # fmt: skip
     dash_app.callback(
         *[Output(dict(TAB_BOXES)[name], "children") for name in TABLE_BODIES], Output(Id.AT_TABLE, "children"),
         Output(Id.TABLES_SHOWN, "data"), *controls, Input(Id.TABLES_VISIBLE, "data"), State(Id.TABLES_SHOWN, "data"),

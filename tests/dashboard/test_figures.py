@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dashboard.figures import frontier, series, style, updates
 from dashboard.pages.run_charts import main_figure
@@ -277,3 +279,13 @@ def test_points_that_break_the_slo_have_their_own_legend_entry_and_count(
     assert all(s != style.SLO_SYMBOL for s, v in symbols if v != "out_of_slo")
     plain = main_figure(source.run_data(RunView(runs=("dsr1",))), RunView(runs=("dsr1",)))
     assert not [t for t in plain["data"] if str(t.get("name", "")).startswith("breaks the SLO")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(alphabet="&<>;a lt gt amp é\u2028/", max_size=12))))
+def test_escaping_in_polars_is_inert_on_every_text(texts: list[str | None]) -> None:
+    """The hover fields are escaped in polars (`inert_expr`, one pass of `&`, `<`, `>`), the
+    other drawn text in Python (`inert`): the same text for any value, `&lt;` and a bare `&`
+    included (null: empty)."""
+    got = pl.DataFrame({"t": texts}, schema={"t": pl.String}).select(style.inert_expr(pl.col("t")))
+    assert got.to_series().to_list() == [style.inert(t) for t in texts]

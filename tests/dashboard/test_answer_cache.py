@@ -1,0 +1,133 @@
+"""The chart callbacks' answers kept encoded (`dashboard.pages.run.cached_answers`): the same
+bytes as computed afresh, over many control states, and a new answer after a commit."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dash import Dash
+
+from dashboard.app import create_app, layout_url
+from dashboard.pages import run as run_page
+from ingest.bundled import GOLDEN_AL_DIR
+from ingest.pipeline import ingest_paths
+from ingest.store import Store
+from paretolens.settings import Settings
+from tests.dashboard.conftest import FIXTURES, RUNS
+from tests.reliability import _load_client as lc
+from views.cache import ByteLRU
+
+UPDATE = "/_dash-update-component"
+BYTES = run_page.ANSWER_BYTES  # (the tests set it per app)
+
+
+class Page:
+    """A run page as the load test's users drive it: its controls and the two chart
+    callbacks' request bodies for a control change."""
+
+    def __init__(self, client: Any, run: str) -> None:
+        deps = client.get("/_dash-dependencies").get_json()
+        self.main = next(d for d in deps if "main-chart.figure" in d["output"])
+        self.second = next(d for d in deps if "second-figure.data" in d["output"])
+        layout = client.get(layout_url(f"/inference?unofficialRun={run}")).get_json()
+        self.page = lc._controls(layout)
+        self.built = lc._store(layout, "second-tokens")
+        self.search = f"?unofficialRun={run}"
+        if self.built is None:  # a WebGL second chart: asked for once the first is drawn
+            first = client.post(UPDATE, json=self.bodies(list(self.page[1]), None)[1])
+            self.built = first.get_json()["response"]["second-tokens"]["data"]
+
+    def bodies(self, values: list[Any], k: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        main = lc._change(self.main, self.page, values, k or 0, self.search)
+        return main, lc._second(self.second, self.page, values, k, self.built)
+
+    def changes(self, rng: random.Random, n: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        return [self.bodies(*lc._changed(rng, self.page)) for _ in range(n)]
+
+
+def _app(store: Store | Path, settings: Settings, answer_bytes: int, mp: Any) -> Dash:
+    mp.setattr(run_page, "ANSWER_BYTES", answer_bytes)
+    return create_app(store, settings, golden_dir=GOLDEN_AL_DIR)
+
+
+def _answers(client: Any, bodies: list[dict[str, Any]]) -> list[tuple[int, bytes]]:
+    return [(r.status_code, r.data) for r in (client.post(UPDATE, json=b) for b in bodies)]
+
+
+def test_a_byte_bounded_lru_keeps_the_newest_within_its_bytes() -> None:
+    lru = ByteLRU(100)
+    lru.put("a", 1, 40)
+    lru.put("b", 2, 40)
+    assert lru.peek("a") == 1  # now the most recently used
+    lru.put("c", 3, 40)  # 120 bytes: the least recently used ("b") goes
+    assert (lru.peek("b"), lru.peek("a"), lru.peek("c"), lru.bytes) == (None, 1, 3, 80)
+    lru.put("a", 4, 10)  # put again: its new size replaces the old one
+    assert (lru.peek("a"), lru.bytes, len(lru)) == (4, 50, 2)
+    lru.put("big", 5, 101)  # larger than the bound: not kept, nothing evicted for it
+    assert (lru.peek("big"), lru.bytes, len(lru)) == (None, 50, 2)
+    lru.put("d", 6, 91)  # evicts until it fits: "c" (40) then "a" (10)
+    assert (lru.peek("c"), lru.peek("a"), lru.peek("d"), lru.bytes) == (None, None, 6, 91)
+
+
+@pytest.mark.slow  # about 8 s: 240 chart requests
+def test_cached_answers_are_the_bytes_computed_afresh(
+    store: Store, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two apps over one store, one caching the chart callbacks' answers and one not: over
+    many control changes of several runs (the load test's, a fixed seed), each posted twice
+    to the caching app (computed, then found), every answer is the same bytes as the other
+    app's, and the second post of each was answered from the cache."""
+    calls: list[str] = []
+    for name in ("on_controls", "on_second"):  # counted as the apps register them
+        method = getattr(run_page.RunCallbacks, name)
+
+        def counted(self: Any, *args: Any, _name: str = name, _method: Any = method) -> Any:
+            calls.append(_name)
+            return _method(self, *args)
+
+        monkeypatch.setattr(run_page.RunCallbacks, name, counted)
+    fresh = _app(store, settings, 0, monkeypatch).server.test_client()
+    cached = _app(store, settings, BYTES, monkeypatch).server.test_client()
+    rng = random.Random(5)
+    bodies: list[dict[str, Any]] = []
+    for run in RUNS:
+        for main, second in Page(fresh, run).changes(rng, 12):
+            bodies += [main, second]
+    want = _answers(fresh, bodies)
+    computed = _answers(cached, bodies)
+    calls.clear()
+    found = _answers(cached, bodies)
+    assert computed == want and found == want
+    # 120 answers, most of them new figures; a 204 is a change the second chart ignores
+    # (PreventUpdate), which is not kept and so computed again.
+    assert len(want) == 120 and sum(b'"figure"' in body for _, body in want) >= 40
+    assert {status for status, _ in want} <= {200, 204}
+    ignored = sum(status == 204 for status, _ in want)
+    assert calls == ["on_second"] * ignored
+
+
+def test_a_commit_gives_a_new_answer(
+    tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache is keyed by the store's version: after a re-ingest of the run (another
+    process's commit would do the same), the same request is answered from the new data, as
+    an app that caches nothing answers it."""
+    root = tmp_path / "store"
+    shutil.copytree(settings.store, root)
+    store = Store(root)
+    local = settings.model_copy(update={"store": root})
+    cached = _app(store, local, BYTES, monkeypatch).server.test_client()
+    fresh = _app(store, local, 0, monkeypatch).server.test_client()
+    page = Page(cached, "dsr1")
+    values, k = lc._changed(random.Random(3), page.page)
+    main, _second = page.bodies(values, k)
+    before = _answers(cached, [main, main])
+    assert before[0] == before[1] == _answers(fresh, [main])[0]
+    ingest_paths([FIXTURES / RUNS["mtp"][0]], store, run_id="dsr1")
+    after = _answers(cached, [main])
+    assert after == _answers(fresh, [main]) and after[0][0] == 200
+    assert after != before[:1]
