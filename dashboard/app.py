@@ -20,6 +20,8 @@ The app reads no environment: its store, settings and golden AL tables are hande
 from __future__ import annotations
 
 import gc
+import importlib
+import importlib.util
 import logging
 import re
 import threading
@@ -488,5 +490,22 @@ def create_app(
         extra += [f"{prefix}{DCC_CHUNKS}{c}" for c in CHART_CHUNKS] + [f"{prefix}{AG_GRID_CHUNK}"]
         compress.warm_static(dash_app.server, tags, extra)
 
+    settle_optional_imports()
     threading.Thread(target=warm, name=WARM_THREAD, daemon=True).start()
     return dash_app
+
+
+OPTIONAL_IMPORTS = ("pandas",)
+
+
+def settle_optional_imports() -> None:
+    """Import now, in the thread building the app, the optional modules that other libraries
+    import on first use when they are installed (`OPTIONAL_IMPORTS`). polars imports pandas the
+    first time it builds a Series from other data, which the warm-up thread or a request does,
+    while plotly's JSON encoder takes pandas from `sys.modules` as it finds it: a request
+    encoding a figure while another thread was still importing pandas met a partially
+    initialised module and answered 500 (seen on `serve --workers 2` with pandas installed).
+    Modules that are not installed are left alone."""
+    for name in OPTIONAL_IMPORTS:
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
