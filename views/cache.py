@@ -8,6 +8,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,20 +18,41 @@ T = TypeVar("T")
 
 
 class LRU:
-    """A small thread-safe LRU of computed values."""
+    """A small thread-safe LRU of computed values, each computed once at a time: a thread
+    asking for a value another thread is computing waits for it rather than computing it again
+    (the two chart callbacks of one filter change, or many users opening a run just ingested,
+    ask for the same analysis at the same moment)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._pending: dict[Hashable, Future[Any]] = {}
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        """The value of `key`, made by `make` when absent; when another thread is making it,
+        that thread's value (or its exception)."""
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]  # type: ignore[no-any-return]
-        value = make()
-        self.put(key, value)
+            pending = self._pending.get(key)
+            if pending is None:
+                mine: Future[Any] = Future()
+                self._pending[key] = mine
+        if pending is not None:
+            return pending.result()  # type: ignore[no-any-return]
+        try:
+            value = make()
+        except BaseException as exc:
+            with self._lock:
+                del self._pending[key]
+            mine.set_exception(exc)
+            raise
+        with self._lock:
+            self._put(key, value)
+            del self._pending[key]
+        mine.set_result(value)
         return value
 
     def peek(self, key: Hashable) -> Any:
@@ -44,10 +66,13 @@ class LRU:
     def put(self, key: Hashable, value: Any) -> None:
         """Store a value, evicting the least recently used past the size."""
         with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self._put(key, value)
+
+    def _put(self, key: Hashable, value: Any) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
 
 
 class ByteLRU:
