@@ -124,12 +124,13 @@ def _style(style: Any) -> str:
 
 
 class _Writer:
-    def __init__(self, graph_id: str, chart: str) -> None:
-        self.graph_id, self.chart = graph_id, chart
-        self.done = False  # the chart is written: every later sibling is left out
+    def __init__(self, charts: dict[str, str]) -> None:
+        self.charts = charts  # graph id -> its static markup, in page order
+        self.left = set(charts)
+        self.done = False  # every chart is written: every later sibling is left out
 
     def holds_chart(self, node: Any) -> bool:
-        return find_graph(node, self.graph_id) is not None
+        return any(find_graph(node, g) is not None for g in self.left)
 
     def node(self, node: Any, inert: bool) -> str:
         if self.done:
@@ -166,9 +167,10 @@ class _Writer:
     def stand_in(self, kind: str, props: dict[str, Any], inert: bool, mark: str) -> str:
         if kind == "Graph":
             style = quoteattr(_style(props.get("style")))
-            if props.get("id") == self.graph_id:
-                self.done = True
-                return f'<div class="sk-graph" style={style}>{self.chart}</div>'
+            if props.get("id") in self.left:
+                self.left.discard(props["id"])
+                self.done = not self.left
+                return f'<div class="sk-graph" style={style}>{self.charts[props["id"]]}</div>'
             return f'<div class="sk-graph"{mark} style={style}></div>'
         if kind in ("Store", "Location", "Interval", "Download", "Tooltip", "ConfirmDialog"):
             return ""
@@ -219,16 +221,27 @@ def _shown(props: dict[str, Any]) -> str:
     return text or str(props.get("placeholder") or "")
 
 
-def page_markup(tree: Any, graph_id: str, *, label: str) -> str | None:
+def page_markup(
+    tree: Any, graph_id: str, *, label: str, more: tuple[tuple[str, str, float], ...] = ()
+) -> str | None:
     """The overlay HTML of a page's component tree down to the chart `graph_id`, or None when
-    the tree has no such chart or the chart cannot be drawn statically."""
+    the tree has no such chart or the chart cannot be drawn statically. `more` names further
+    charts (graph id, label, plot width in px) drawn statically too when the tree has them and
+    they can be drawn: the overlay then runs down to the last of them."""
     graph = find_graph(tree, graph_id)
     if graph is None or not isinstance(getattr(graph, "figure", None), dict):
         return None
     chart = chart_svg.chart_markup(graph.figure, label=label)
     if chart is None:
         return None
-    body = _Writer(graph_id, chart).node(tree, False)
+    charts = {graph_id: chart}
+    for other_id, other_label, width in more:
+        other = find_graph(tree, other_id)
+        fig = getattr(other, "figure", None)
+        drawn = chart_svg.chart_markup(fig, label=other_label, width=width) if isinstance(fig, dict) else None  # fmt: skip
+        if drawn is not None:
+            charts[other_id] = drawn
+    body = _Writer(charts).node(tree, False)
     return f'<div id="{OVERLAY_ID}" class="static-page">{body}</div>'
 
 
