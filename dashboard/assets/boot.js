@@ -2,8 +2,8 @@
    only when the user first shows an intent the static charts cannot answer: their tags carry a
    type the browser ignores (page_html.AFTER_PAINT). Hover, click-to-pin and the arrow keys on a
    static chart's plot are answered by hover.js and load nothing; a press, a key, a wheel, a
-   touch or a focus anywhere else, a drag on a plot (a zoom), the pointer leaving a plot or
-   reaching a control, or a scroll (the tables are below) wakes the page: this runs the scripts
+   touch or a focus anywhere else, a drag on a plot (a zoom), the pointer reaching (or about
+   to reach) a control, or a scroll (the tables are below) wakes the page: this runs the scripts
    in their order, then starts Dash's renderer, as Dash's own `new DashRenderer()` tag would
    have. After the first frame their bytes are preloaded (fetched, not run), so a wake waits for
    no download. A page linking to a table (`tab=` in its address), or without a static chart,
@@ -52,46 +52,54 @@
   var DRAG_PX = 4;  // a press on a plot that moves further is a zoom, not a click
   var CONTROLS = ".sk-dropdown, .sk-checks, input, a, button, .sc-legend, .chart-tools";
   var KEPT_KEYS = { ArrowLeft: 1, ArrowRight: 1, Enter: 1, Escape: 1 };  // hover.js's keys
-  var press = null, inPlot = false;
+  var press = null;
+  // Dash renders under the overlay before it goes: a press or key that reached a live element
+  // was taken by the live page and is not replayed.
+  function live(target) {
+    var root = target && target.closest ? target.closest("#react-entry-point") : null;
+    return !!root && root !== target;
+  }
   function plotAt(target) { return target && target.closest ? target.closest("#static-page .sc-plot") : null; }
+  var NEAR_PX = 12;  // a pointer this close to a control is on its way to it
   function overControl(x, y) {
     var els = overlay.querySelectorAll(CONTROLS);
     for (var i = 0; i < els.length; i++) {
       var r = els[i].getBoundingClientRect();
-      if (x >= r.left && x <= r.right && y >= r.top && y <= r.bottom && r.width > 0) { return true; }
+      if (r.width > 0 && x >= r.left - NEAR_PX && x <= r.right + NEAR_PX &&
+          y >= r.top - NEAR_PX && y <= r.bottom + NEAR_PX) { return true; }
     }
     return false;
   }
   var EVENTS = ["pointerdown", "pointermove", "pointerup", "click", "keydown", "wheel",
                 "touchstart", "focusin", "mousemove", "scroll"];
+  // A press or key until the live page has taken over is kept (the latest one): the pointer
+  // reaching a control wakes the page, and the click that follows is the one to replay.
   function wake(record) {
-    if (started) { return; }
-    window.paretolensWake = record;
-    EVENTS.forEach(function (name) {
-      if (name !== "click") { window.removeEventListener(name, on, true); }
-    });
+    if (record !== null || !started) { window.paretolensWake = record || null; }
     start();
   }
   function on(ev) {
+    if (!overlay.isConnected) { return; }
     var t = ev.type, plot = plotAt(ev.target);
     if (t === "pointerdown") {
       if (plot) { press = { x: ev.clientX, y: ev.clientY }; return; }  // a pin, or a drag
-      wake({ x: ev.clientX, y: ev.clientY, click: false });
+      wake(live(ev.target) ? false : { x: ev.clientX, y: ev.clientY, click: false });
     } else if (t === "pointermove" || t === "mousemove") {
       if (press && ev.buttons && Math.abs(ev.clientX - press.x) + Math.abs(ev.clientY - press.y) > DRAG_PX) {
         wake(null);  // a zoom drag on the chart
-      } else if (!plot && (inPlot || overControl(ev.clientX, ev.clientY))) {
-        wake(null);  // the pointer left the plot, or reached a control
+      } else if (!started && !plot && overControl(ev.clientX, ev.clientY)) {
+        wake(null);  // the pointer left the plot for a control
       }
-      inPlot = !!plot;
     } else if (t === "pointerup") {
       press = null;
     } else if (t === "keydown") {
       var chart = document.activeElement && document.activeElement.closest &&
         document.activeElement.closest("#static-page .static-chart");
       if (chart && KEPT_KEYS[ev.key]) { return; }
-      wake({ key: ev.key, code: ev.code, shiftKey: ev.shiftKey, ctrlKey: ev.ctrlKey,
+      wake(live(document.activeElement) ? false : { key: ev.key, code: ev.code, shiftKey: ev.shiftKey, ctrlKey: ev.ctrlKey,
              altKey: ev.altKey, metaKey: ev.metaKey, chart: !!chart });
+    } else if (started) {
+      return;
     } else if (t === "touchstart" || t === "focusin") {
       if (ev.target && ev.target.closest && ev.target.closest("#static-page .static-chart")) { return; }
       wake(null);
@@ -99,11 +107,11 @@
       wake(null);
     }
   }
-  // The click completing the press that woke the page: it is the one to replay.
+  // The click completing the press kept above is the one to replay, unless the live page took it.
   window.addEventListener("click", function (ev) {
     var w = window.paretolensWake;
     if (w && w.x !== undefined && !w.click && Math.abs(ev.clientX - w.x) + Math.abs(ev.clientY - w.y) <= DRAG_PX) {
-      w.click = true;
+      if (live(ev.target)) { window.paretolensWake = null; } else { w.click = true; }
     }
   }, true);
   EVENTS.forEach(function (name) {
