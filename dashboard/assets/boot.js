@@ -2,8 +2,8 @@
    only when the user first shows an intent the static charts cannot answer: their tags carry a
    type the browser ignores (page_html.AFTER_PAINT). Hover, click-to-pin and the arrow keys on a
    static chart's plot are answered by hover.js and load nothing; a press, a key, a wheel, a
-   touch or a focus anywhere else, a drag on a plot (a zoom), the pointer reaching (or about
-   to reach) a control, or a scroll (the tables are below) wakes the page: this runs the scripts
+   touch or a focus anywhere else, a drag on a plot (a zoom), the pointer leaving a plot toward
+   the controls (left or up) or reaching one, or a scroll (the tables are below) wakes the page: this runs the scripts
    in their order, then starts Dash's renderer, as Dash's own `new DashRenderer()` tag would
    have. After the first frame their bytes are preloaded (fetched, not run), so a wake waits for
    no download. A page linking to a table (`tab=` in its address), or without a static chart,
@@ -52,7 +52,13 @@
   var DRAG_PX = 4;  // a press on a plot that moves further is a zoom, not a click
   var CONTROLS = ".sk-dropdown, .sk-checks, input, a, button, .sc-legend, .chart-tools";
   var KEPT_KEYS = { ArrowLeft: 1, ArrowRight: 1, Enter: 1, Escape: 1 };  // hover.js's keys
-  var press = null;
+  var press = null, was = null;
+  // The filter panel is left of the charts and the axis controls above them: a pointer leaving
+  // a plot across its left or top edge is on its way to them (one leaving it to the right or
+  // below goes to the legend, caught by overControl, or to the chart below).
+  function leftToControls(ev) {
+    return !!was && (ev.clientX < was.left || ev.clientY < was.top);
+  }
   // Dash renders under the overlay before it goes: a press or key that reached a live element
   // was taken by the live page and is not replayed.
   function live(target) {
@@ -87,9 +93,10 @@
     } else if (t === "pointermove" || t === "mousemove") {
       if (press && ev.buttons && Math.abs(ev.clientX - press.x) + Math.abs(ev.clientY - press.y) > DRAG_PX) {
         wake(null);  // a zoom drag on the chart
-      } else if (!started && !plot && overControl(ev.clientX, ev.clientY)) {
-        wake(null);  // the pointer left the plot for a control
+      } else if (!started && !plot && (leftToControls(ev) || overControl(ev.clientX, ev.clientY))) {
+        wake(null);  // the pointer left the plot for the controls, or reached one
       }
+      was = plot ? plot.getBoundingClientRect() : null;
     } else if (t === "pointerup") {
       press = null;
     } else if (t === "keydown") {

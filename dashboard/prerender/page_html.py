@@ -17,10 +17,10 @@ The order of a page with the overlay (`scripts_after_paint`): the HTML is painte
 charts, hoverable at once; the scripts' tags carry a type the browser neither fetches nor runs,
 and `assets/boot.js` preloads their bytes after the first frame but runs them (in their order,
 then Dash's renderer) only on the user's first intent: a press, key, wheel, touch or focus
-outside what the static charts answer, a drag on a chart, the pointer reaching a control, or a
-scroll. Dash then renders underneath, `paretolens.js` removes the overlay once plotly has drawn
-both charts at the same place, and replays the click or key that woke the page on the live
-element there. A page whose address names a table (`tab=`) runs them in the task after the
+outside what the static charts answer, a drag on a chart, the pointer leaving a chart toward the
+controls or reaching one, or a scroll. Dash then renders underneath, `paretolens.js` removes the
+overlay once plotly has drawn both charts at the same place, and replays the click or key that
+woke the page on the live element there. A page whose address names a table (`tab=`) runs them in the task after the
 first frame. Run synchronously at the end of the body, as Dash writes them, they held the first
 paint until they had been parsed and run; run after the first paint, they still kept the page
 busy for about 540 ms (plotly's evaluation, React's first render, two chart draws) that a user
