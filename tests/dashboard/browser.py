@@ -69,10 +69,17 @@ def chart_points(driver: Any, graph: str = "main-chart") -> int:
 
 
 def wait_chart(driver: Any, graph: str = "main-chart") -> int:
-    """Wait until a chart has drawn points and the run page's static first chart (an inert copy
-    of the page's top, dashboard/prerender/page_html.py) has given way to the live page, so a selector
-    finds the live element, not its copy about to be removed."""
-    n = wait(driver, lambda d: chart_points(d, graph))
+    """Wait until a chart has drawn points and the run page's static charts (an inert copy of
+    the page's top, dashboard/prerender/page_html.py) have given way to the live page, so a
+    selector finds the live element, not its copy about to be removed. A run page still showing
+    its static charts is woken first, as a user would (`wake`)."""
+
+    def drawn(d: Any) -> int:
+        if d.find_elements(By.ID, "static-page") and not d.execute_script(STARTED):
+            wake(d)  # a run page (opened by a link, reloaded) waiting for the user's first intent
+        return chart_points(d, graph)
+
+    n = wait(driver, drawn)
     wait(driver, lambda d: not d.find_elements(By.ID, "static-page"))
     return int(n)
 

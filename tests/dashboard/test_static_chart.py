@@ -221,6 +221,7 @@ def test_only_the_chart_is_outside_inert_parts(client: Any) -> None:
     assert walk(root, False) == []
 
 
+MAIN_CARD = ".run-layout > div > .chart-card"
 BOX = (
     "var e = document.querySelector(arguments[0]); if (!e) { return null; }"
     "var r = e.getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.width, r.height];"
@@ -256,7 +257,10 @@ def test_static_chart_is_replaced_in_place(driver: Any, live_url: str, query: st
         wait(driver, lambda d: d.execute_script(BOX, "#static-page .static-chart"))
         before = driver.execute_script(BOX, "#static-page .static-chart")
         plot_before = driver.execute_script(BOX, "#static-page .sc-plot")
-        static_pts = driver.execute_script(CENTRES, "#static-page .scatterlayer .point")
+        # the main chart's points (the second chart's card sits in the two columns below it)
+        static_pts = driver.execute_script(
+            CENTRES, f"#static-page {MAIN_CARD} .scatterlayer .point"
+        )
         panel_before = driver.execute_script(BOXES, "#static-page .sidebar > .control")
     finally:
         driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
