@@ -4,13 +4,16 @@
 //     in a plotly chart or in the static chart of the page HTML (dashboard/prerender/chart_svg.py), or a
 //     Plotly.react/newPlot with points resolving (WebGL draws no nodes); firstKind says which;
 //   firstStatic / firstPlotly: the same for the static chart only and for plotly only;
+//   staticBoth: the frame in which the page HTML's static charts (the main chart and the one
+//     below it) were both drawn with their points, when the page has two;
 //   loaf: long animation frames (start, duration, time spent running scripts in them);
 //   plots[chart]: every Plotly.react/newPlot of a chart: start, done (next frame after its
-//     promise resolved), points drawn, whether a WebGL trace was among them;
+//     promise resolved), points drawn, whether a WebGL trace was among them, whether its y axis
+//     is log (dcc.Graph draws a patched figure with Plotly.react too);
 //   longTasks: main-thread tasks over 50 ms (start, duration).
 (function () {
   var P = (window.__pl = { firstPoint: null, firstKind: null, firstStatic: null, firstPlotly: null,
-                           plots: {}, longTasks: [], loaf: [], errors: [] });
+                           staticBoth: null, plots: {}, longTasks: [], loaf: [], errors: [] });
   function now() { return performance.now(); }
   function painted(fn) { requestAnimationFrame(function () { fn(now()); }); }
 
@@ -45,6 +48,13 @@
       point("static svg");
       painted(function (t) { P.firstStatic = t; });
     }
+    if (P.staticBoth === null) {
+      var charts = document.querySelectorAll("#static-page .static-chart");
+      if (charts.length >= 2 && Array.prototype.every.call(charts, function (c) { return c.querySelector(".scatterlayer .point"); })) {
+        P.staticBoth = -1;
+        painted(function (t) { P.staticBoth = t; });
+      }
+    }
   }).observe(document, { childList: true, subtree: true });
 
   function chartOf(gd) {
@@ -53,6 +63,10 @@
       if (e.id && /chart/.test(e.id)) { return [el, e.id]; }
     }
     return [el, el && el.id ? el.id : "?"];
+  }
+  function logY(el) {
+    var ax = el && el._fullLayout && el._fullLayout.yaxis;
+    return !!ax && ax.type === "log";
   }
   function pointsOf(el) {
     var n = 0, gl = false;
@@ -73,7 +87,7 @@
         Promise.resolve(out).then(function () {
           var c = chartOf(gd), pg = pointsOf(c[0]);
           painted(function (t) {
-            (P.plots[c[1]] = P.plots[c[1]] || []).push({ start: start, done: t, points: pg[0], gl: pg[1] });
+            (P.plots[c[1]] = P.plots[c[1]] || []).push({ start: start, done: t, points: pg[0], gl: pg[1], logy: logY(c[0]) });
             if (pg[0] > 0) {
               if (P.firstPoint === null) { P.firstPoint = t; P.firstKind = name + (pg[1] ? " (webgl)" : ""); }
               if (P.firstPlotly === null) { P.firstPlotly = t; }

@@ -81,7 +81,10 @@ DCC_CHUNKS = "_dash-component-suites/dash/dcc/"
 CHART_CHUNKS = ("async-graph.js", "async-dropdown.js")
 CHART_PATHS = (urls.RUN_PATH, urls.COMPARE_PATH, urls.HISTORY_PATH)
 AG_GRID_CHUNK = "_dash-component-suites/dash_ag_grid/async-community.js"
-BOOT_SCRIPT = "boot.js"  # runs a static-chart page's scripts after its first paint
+BOOT_SCRIPT = "boot.js"  # runs a static-chart page's scripts on the user's first intent
+# The second chart's x axis length at a 1440 px wide window (its half of the two columns, less
+# its margins): the static copy pads its markers for it, as plotly does.
+SECOND_X_PX = 560.0
 WARM_THREAD = "paretolens-warm"  # compresses the static files once the app is built
 
 
@@ -204,7 +207,11 @@ def static_pages(ctx: AppContext, kept: page_html.Prerendered) -> StaticOf:
     def draw(path: str, query: str) -> tuple[str, Any]:
         active, content = render(ctx, path, query)
         tree = c.shell(content, active)
-        return page_html.page_markup(tree, Id.MAIN_CHART, label="Frontier chart") or "", tree
+        markup = page_html.page_markup(
+            tree, Id.MAIN_CHART, label="Frontier chart",
+            more=((Id.SECOND_CHART, "Throughput-latency chart", SECOND_X_PX),),
+        )  # fmt: skip
+        return markup or "", tree
 
     def static_of(path: str, query: str) -> str:
         if path.rstrip("/") != urls.RUN_PATH or len(query) > MAX_QUERY_BYTES:

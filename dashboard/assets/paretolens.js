@@ -45,9 +45,11 @@
       document.head.appendChild(s);
     });
   }
-  // The static first chart in the page HTML (dashboard/prerender/page_html.py) goes once plotly has
-  // drawn the interactive one at the same place, or once the page turns out to have no chart.
-  // A point pinned on the static chart (dashboard/prerender/hover.js) is pinned on the live page.
+  // The static charts in the page HTML (dashboard/prerender/page_html.py) go once plotly has
+  // drawn the interactive ones at the same place, or once the page turns out to have no chart.
+  // A point pinned on the static chart (dashboard/prerender/hover.js) is pinned on the live page,
+  // and the click or key that woke the page (dashboard/assets/boot.js) is replayed on the live
+  // element now at its place: the first input is not lost.
   function dropStatic() {
     var el = document.getElementById("static-page");
     if (el) { el.parentNode.removeChild(el); }
@@ -56,16 +58,51 @@
     if (pin && window.dash_clientside && window.dash_clientside.set_props) {
       window.dash_clientside.set_props({ type: "control", field: "point" }, { value: pin });
     }
+    var wake = window.paretolensWake;
+    window.paretolensWake = null;
+    if (wake) { window.requestAnimationFrame(function () { replay(wake); }); }
+  }
+  var CLICK_INIT = { bubbles: true, cancelable: true, composed: true, button: 0 };
+  function replay(wake) {
+    if (wake.click) {
+      var el = document.elementFromPoint(wake.x, wake.y);
+      if (!el) { return; }
+      var at = Object.assign({ view: window, clientX: wake.x, clientY: wake.y }, CLICK_INIT);
+      var ptr = { pointerId: 1, pointerType: "mouse", isPrimary: true };
+      el.dispatchEvent(new window.PointerEvent("pointerdown", Object.assign({ buttons: 1 }, ptr, at)));
+      el.dispatchEvent(new MouseEvent("mousedown", Object.assign({ buttons: 1 }, at)));
+      el.dispatchEvent(new window.PointerEvent("pointerup", Object.assign({ buttons: 0 }, ptr, at)));
+      el.dispatchEvent(new MouseEvent("mouseup", Object.assign({ buttons: 0 }, at)));
+      el.dispatchEvent(new MouseEvent("click", Object.assign({ buttons: 0 }, at)));
+    } else if (wake.key) {
+      // A key pressed on the static chart goes to the live one; Tab moves on from there.
+      var chart = document.querySelector("#main-chart .js-plotly-plot");
+      if (wake.chart && chart) { chart.setAttribute("tabindex", "-1"); chart.focus(); }
+      var target = document.activeElement || document.body;
+      if (wake.key === "Tab") {
+        var stops = tabStops();
+        var next = stops.filter(function (s) {
+          return target === document.body || target.compareDocumentPosition(s) & Node.DOCUMENT_POSITION_FOLLOWING;
+        });
+        var to = wake.shiftKey ? stops[stops.length - 1] : next[0];
+        if (to) { to.focus(); }
+        return;
+      }
+      var keys = { key: wake.key, code: wake.code, shiftKey: wake.shiftKey, ctrlKey: wake.ctrlKey,
+                   altKey: wake.altKey, metaKey: wake.metaKey, bubbles: true, cancelable: true };
+      target.dispatchEvent(new KeyboardEvent("keydown", keys));
+      target.dispatchEvent(new KeyboardEvent("keyup", keys));
+    }
   }
   (function waitForChart(n) {
     var ready = document.getElementById("main-chart") && window.dash_clientside && window.dash_clientside.set_props;
     if (ready) {
       whenPlotted("main-chart", function () {
-        dropStatic();
-        window.dash_clientside.set_props("tables-ready", { data: Date.now() });
-        whenNear("tables", function () {
-          runLazyScripts(function () { window.dash_clientside.set_props("tables-visible", { data: Date.now() }); });
-        });
+        if (document.getElementById("second-chart")) {
+          whenPlotted("second-chart", taken);
+        } else {
+          taken();
+        }
       });
     } else if (n > 50 && document.querySelector("#page > *")) {
       dropStatic();
@@ -74,6 +111,13 @@
       setTimeout(function () { waitForChart(n + 1); }, 20);
     } else {
       dropStatic();
+    }
+    function taken() {
+      dropStatic();
+      window.dash_clientside.set_props("tables-ready", { data: Date.now() });
+      whenNear("tables", function () {
+        runLazyScripts(function () { window.dash_clientside.set_props("tables-visible", { data: Date.now() }); });
+      });
     }
   })(0);
 

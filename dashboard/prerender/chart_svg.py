@@ -496,13 +496,14 @@ def _axis_text(lay: dict[str, Any], name: str) -> str:
     return _text(title.get("text", "") if isinstance(title, dict) else title)
 
 
-def chart_markup(fig: dict[str, Any], *, label: str) -> str | None:
+def chart_markup(fig: dict[str, Any], *, label: str, width: float = NOMINAL_X_PX) -> str | None:
     """The figure as an HTML block of SVG (role="img", named by `label`), or None when the
-    figure uses something this renderer does not draw."""
+    figure uses something this renderer does not draw. `width`: the x axis length in px the
+    markers' padding assumes (the chart's width on the page, less its margins)."""
     if not _supported(fig):
         return None
     lay = fig.get("layout", {})
-    xa, ya = axes_of(fig)
+    xa, ya = axes_of(fig, width)
     margin = lay.get("margin", {})
     body: list[str] = []
     n_points = 0

@@ -1,4 +1,4 @@
-/* Hover and click on the static first chart (dashboard/prerender/chart_svg.py), before plotly has
+/* Hover and click on the static charts (dashboard/prerender/chart_svg.py), before plotly has
    loaded: inlined in the page HTML (its hash is in the Content-Security-Policy), no download.
    Each point carries its hover text (data-h, plain text, one line per row) and its id (data-p);
    the nearest point within 20 px of the pointer (plotly's hoverdistance) shows the text in a
@@ -10,9 +10,16 @@
 (function () {
   var HOVER_PX = 20;
   var plot = null, pts = [], tip = null, pinned = null, shown = null, walk = -1;
+  // Each static chart (the main one and the one below it) keeps its own points, label and pin.
   function collect(p) {
     if (plot === p) { return; }
-    plot = p; pts = []; pinned = null; shown = null; walk = -1;
+    if (plot) {
+      plot.__sc = { pts: pts, tip: tip, pinned: pinned, walk: walk };
+      if (shown !== pinned) { show(pinned); }
+    }
+    plot = p; shown = null;
+    if (p.__sc) { pts = p.__sc.pts; tip = p.__sc.tip; pinned = p.__sc.pinned; walk = p.__sc.walk; return; }
+    pts = []; tip = null; pinned = null; walk = -1;
     var els = p.querySelectorAll(".point[data-h]");
     for (var i = 0; i < els.length; i++) {
       var el = els[i], use = el.tagName.toLowerCase() === "use";

@@ -1,25 +1,31 @@
-"""A run page's top part, down to its first chart, as plain HTML for the page the server answers.
+"""A run page's top part, down to its charts, as plain HTML for the page the server answers.
 
 `page_markup` walks the very component tree `/_dash-layout` will send (the shell, banners, filter
-panel, axis controls and the main chart's card) and writes it as HTML with the same tags and
-classes, so the stylesheet lays it out where the Dash page will put it; the main chart is drawn
-by `dashboard.prerender.chart_svg` from the figure the `dcc.Graph` carries. Dash components that only
-React can draw (dropdowns, checklists) get a stand-in of the same size. The walk stops after the
-chart's card: nothing below it moves the chart.
+panel, axis controls, the main chart's card and what follows it down to the second chart) and
+writes it as HTML with the same tags and classes, so the stylesheet lays it out where the Dash
+page will put it; the charts are drawn by `dashboard.prerender.chart_svg` from the figures their
+`dcc.Graph`s carry. Dash components that only React can draw (dropdowns, checklists) get a
+stand-in of the same size. The walk stops after the last chart drawn: nothing below it moves
+the charts.
 
 The block is an overlay (`#static-page`, above the Dash page, `pointer-events: none` but on the
-chart, which answers hover and click: `hover.js`): Dash
-renders underneath, and `paretolens.js` removes the overlay once plotly has drawn the chart at the
-same place. Everything but the chart is `inert` (no focusable copies of the page's controls, no
-duplicate ids: ids are never written); the chart is a named `role="img"`.
+charts, which answer hover and click: `hover.js`). Everything but the charts is `inert` (no
+focusable copies of the page's controls, no duplicate ids: ids are never written); each chart is
+a named `role="img"`.
 
-A page with the overlay fetches and runs its scripts only once the overlay has been painted
-(`scripts_after_paint`): `assets/boot.js`, in the task after the first frame, runs them in their
-order, then starts Dash's renderer. Run synchronously at the end of the body, as Dash writes
-them, they held the first paint until they had been parsed and run (about 200 ms of script
-before the first point); preloaded from the head, their fetching and compiling competed with it
-for the CPU (first point 336 against 284 ms, interleaved). The layout and chunk preloads stay:
-holding them back as well cost plotly's first point 250 ms and won nothing.
+The order of a page with the overlay (`scripts_after_paint`): the HTML is painted with both
+charts, hoverable at once; the scripts' tags carry a type the browser neither fetches nor runs,
+and `assets/boot.js` preloads their bytes after the first frame but runs them (in their order,
+then Dash's renderer) only on the user's first intent: a press, key, wheel, touch or focus
+outside what the static charts answer, a drag on a chart, the pointer leaving a chart toward the
+controls or reaching one, or a scroll. Dash then renders underneath, `paretolens.js` removes the
+overlay once plotly has drawn both charts at the same place, and replays the click or key that
+woke the page on the live element there. A page whose address names a table (`tab=`) runs them in the task after the
+first frame. Run synchronously at the end of the body, as Dash writes them, they held the first
+paint until they had been parsed and run; run after the first paint, they still kept the page
+busy for about 540 ms (plotly's evaluation, React's first render, two chart draws) that a user
+who only looks and hovers never needed. The layout and chunk preloads stay: holding them back
+cost the live page's first chart 250 ms and won nothing.
 """
 
 from __future__ import annotations
@@ -124,12 +130,13 @@ def _style(style: Any) -> str:
 
 
 class _Writer:
-    def __init__(self, graph_id: str, chart: str) -> None:
-        self.graph_id, self.chart = graph_id, chart
-        self.done = False  # the chart is written: every later sibling is left out
+    def __init__(self, charts: dict[str, str]) -> None:
+        self.charts = charts  # graph id -> its static markup, in page order
+        self.left = set(charts)
+        self.done = False  # every chart is written: every later sibling is left out
 
     def holds_chart(self, node: Any) -> bool:
-        return find_graph(node, self.graph_id) is not None
+        return any(find_graph(node, g) is not None for g in self.left)
 
     def node(self, node: Any, inert: bool) -> str:
         if self.done:
@@ -166,9 +173,10 @@ class _Writer:
     def stand_in(self, kind: str, props: dict[str, Any], inert: bool, mark: str) -> str:
         if kind == "Graph":
             style = quoteattr(_style(props.get("style")))
-            if props.get("id") == self.graph_id:
-                self.done = True
-                return f'<div class="sk-graph" style={style}>{self.chart}</div>'
+            if props.get("id") in self.left:
+                self.left.discard(props["id"])
+                self.done = not self.left
+                return f'<div class="sk-graph" style={style}>{self.charts[props["id"]]}</div>'
             return f'<div class="sk-graph"{mark} style={style}></div>'
         if kind in ("Store", "Location", "Interval", "Download", "Tooltip", "ConfirmDialog"):
             return ""
@@ -219,16 +227,27 @@ def _shown(props: dict[str, Any]) -> str:
     return text or str(props.get("placeholder") or "")
 
 
-def page_markup(tree: Any, graph_id: str, *, label: str) -> str | None:
+def page_markup(
+    tree: Any, graph_id: str, *, label: str, more: tuple[tuple[str, str, float], ...] = ()
+) -> str | None:
     """The overlay HTML of a page's component tree down to the chart `graph_id`, or None when
-    the tree has no such chart or the chart cannot be drawn statically."""
+    the tree has no such chart or the chart cannot be drawn statically. `more` names further
+    charts (graph id, label, plot width in px) drawn statically too when the tree has them and
+    they can be drawn: the overlay then runs down to the last of them."""
     graph = find_graph(tree, graph_id)
     if graph is None or not isinstance(getattr(graph, "figure", None), dict):
         return None
     chart = chart_svg.chart_markup(graph.figure, label=label)
     if chart is None:
         return None
-    body = _Writer(graph_id, chart).node(tree, False)
+    charts = {graph_id: chart}
+    for other_id, other_label, width in more:
+        other = find_graph(tree, other_id)
+        fig = getattr(other, "figure", None)
+        drawn = chart_svg.chart_markup(fig, label=other_label, width=width) if isinstance(fig, dict) else None  # fmt: skip
+        if drawn is not None:
+            charts[other_id] = drawn
+    body = _Writer(charts).node(tree, False)
     return f'<div id="{OVERLAY_ID}" class="static-page">{body}</div>'
 
 

@@ -34,9 +34,26 @@ def console_errors(driver: Any) -> list[str]:
 
 
 def open_page(driver: Any, url: str) -> None:
-    """Load a page and wait for Dash to render it."""
+    """Load a page and wait for Dash to render it. A run page showing its static charts runs
+    Dash only on the user's first intent (dashboard/assets/boot.js): it is woken as a user
+    would, by `wake`."""
     driver.get(url)
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#page > *, #static-page"))
+    if driver.find_elements(By.ID, "static-page") and not driver.execute_script(STARTED):
+        wake(driver)
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#page > *"))
+
+
+# True once a static-chart run page has started its scripts (boot.js adds their tags).
+STARTED = "return !!document.querySelector('script[src*=\"dash_renderer\"]:not([type])')"
+
+
+def wake(driver: Any) -> None:
+    """Wake a run page showing its static charts as a user would: a real pointer moved onto the
+    filter panel (a control's stand-in), which boot.js takes as the first intent. Nothing is
+    clicked, so nothing is replayed."""
+    control = driver.find_element(By.CSS_SELECTOR, "#static-page .sidebar .sk-dropdown")
+    ActionChains(driver).move_to_element(control).pause(0.05).perform()
 
 
 def show_tables(driver: Any) -> None:
@@ -52,10 +69,17 @@ def chart_points(driver: Any, graph: str = "main-chart") -> int:
 
 
 def wait_chart(driver: Any, graph: str = "main-chart") -> int:
-    """Wait until a chart has drawn points and the run page's static first chart (an inert copy
-    of the page's top, dashboard/prerender/page_html.py) has given way to the live page, so a selector
-    finds the live element, not its copy about to be removed."""
-    n = wait(driver, lambda d: chart_points(d, graph))
+    """Wait until a chart has drawn points and the run page's static charts (an inert copy of
+    the page's top, dashboard/prerender/page_html.py) have given way to the live page, so a
+    selector finds the live element, not its copy about to be removed. A run page still showing
+    its static charts is woken first, as a user would (`wake`)."""
+
+    def drawn(d: Any) -> int:
+        if d.find_elements(By.ID, "static-page") and not d.execute_script(STARTED):
+            wake(d)  # a run page (opened by a link, reloaded) waiting for the user's first intent
+        return chart_points(d, graph)
+
+    n = wait(driver, drawn)
     wait(driver, lambda d: not d.find_elements(By.ID, "static-page"))
     return int(n)
 

@@ -48,11 +48,21 @@ def _static(client: Any, query: str) -> ET.Element | None:
     return ET.fromstring(text.replace(" inert", ' inert=""').replace(" checked/", ' checked=""/'))
 
 
-def _layout_figure(client: Any, query: str) -> dict[str, Any]:
+def _layout_figure(client: Any, query: str, graph_id: str = "main-chart") -> dict[str, Any]:
     resp = client.get(layout_url(f"/inference?{query}"))
-    found = _find(json.loads(resp.get_data(as_text=True)), "main-chart")
-    assert found is not None, "no main chart in the layout"
+    found = _find(json.loads(resp.get_data(as_text=True)), graph_id)
+    assert found is not None, f"no {graph_id} in the layout"
     return found
+
+
+# The static charts of the overlay, in page order: the main chart, then the one below it.
+GRAPHS = ("main-chart", "second-chart")
+
+
+def static_charts(root: ET.Element) -> dict[str, ET.Element]:
+    """Graph id -> the overlay's static chart standing in for it."""
+    charts = [e for e in root.iter() if e.attrib.get("class") == "static-chart"]
+    return dict(zip(GRAPHS, charts, strict=False))
 
 
 def _find(node: Any, graph_id: str) -> dict[str, Any] | None:
@@ -144,12 +154,14 @@ def test_static_chart_draws_the_figures_points(client: Any, query: str) -> None:
     root = _static(client, query)
     assert root is not None, f"no static chart for {query}"
     _layout_figure(client, query)  # the layout request the page makes (served the same tree)
-    fig = _layout_figure(client, query)  # and a fresh render of the same view
-    expected, drawn = figure_points(fig), static_points(root)
-    assert expected, "the state draws no points"
-    _same(drawn, expected)
-    chart = root.find(".//*[@role='img']")
-    assert chart is not None and f"({len(expected)} points" in chart.attrib["aria-label"]
+    charts = static_charts(root)
+    assert list(charts) == list(GRAPHS)  # both charts of the first layout are drawn
+    for graph, chart in charts.items():
+        fig = _layout_figure(client, query, graph)  # a fresh render of the same view
+        expected, drawn = figure_points(fig), static_points(chart)
+        assert expected, f"the state draws no points in {graph}"
+        _same(drawn, expected)
+        assert f"({len(expected)} points" in chart.attrib["aria-label"]
 
 
 def test_a_hidden_arm_is_not_drawn(client: Any) -> None:
@@ -209,6 +221,7 @@ def test_only_the_chart_is_outside_inert_parts(client: Any) -> None:
     assert walk(root, False) == []
 
 
+MAIN_CARD = ".run-layout > div > .chart-card"
 BOX = (
     "var e = document.querySelector(arguments[0]); if (!e) { return null; }"
     "var r = e.getBoundingClientRect(); return [r.left + scrollX, r.top + scrollY, r.width, r.height];"
@@ -244,7 +257,10 @@ def test_static_chart_is_replaced_in_place(driver: Any, live_url: str, query: st
         wait(driver, lambda d: d.execute_script(BOX, "#static-page .static-chart"))
         before = driver.execute_script(BOX, "#static-page .static-chart")
         plot_before = driver.execute_script(BOX, "#static-page .sc-plot")
-        static_pts = driver.execute_script(CENTRES, "#static-page .scatterlayer .point")
+        # the main chart's points (the second chart's card sits in the two columns below it)
+        static_pts = driver.execute_script(
+            CENTRES, f"#static-page {MAIN_CARD} .scatterlayer .point"
+        )
         panel_before = driver.execute_script(BOXES, "#static-page .sidebar > .control")
     finally:
         driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})

@@ -22,7 +22,14 @@ import pytest
 from dashboard.prerender import chart_svg
 from tests.dashboard.browser import open_page, wait, wait_chart
 from tests.dashboard.conftest import FIXTURES
-from tests.dashboard.test_static_chart import STATES, SVG, _layout_figure, _static
+from tests.dashboard.test_static_chart import (
+    GRAPHS,
+    STATES,
+    SVG,
+    _layout_figure,
+    _static,
+    static_charts,
+)
 
 RUN_DIR = FIXTURES / "agentic_agg" / "dsr1_b200_multiturn_pareto_input"
 # the TP4 EP4 vLLM point at 128 users with KV offload to DRAM
@@ -50,16 +57,18 @@ def _near(text: str, value: float, digits: int) -> bool:
     return math.isclose(got, value, rel_tol=0.51 * 10 ** (1 - digits), abs_tol=1e-12)
 
 
+@pytest.mark.parametrize("graph", GRAPHS)
 @pytest.mark.parametrize("query", STATES)
-def test_every_static_point_carries_plotlys_hover_text(client: Any, query: str) -> None:
+def test_every_static_point_carries_plotlys_hover_text(client: Any, query: str, graph: str) -> None:
     root = _static(client, query)
     assert root is not None
-    svg = root.find(f".//{SVG}svg[@class='sc-svg']")
+    chart = static_charts(root)[graph]
+    svg = chart.find(f".//{SVG}svg[@class='sc-svg']")
     assert svg is not None
     xa = chart_svg.Axis(svg.attrib["data-x-type"], *map(float, svg.attrib["data-x-range"].split()), 1.0)  # fmt: skip
     ya = chart_svg.Axis(svg.attrib["data-y-type"], *map(float, svg.attrib["data-y-range"].split()), 1.0)  # fmt: skip
-    hovers = _hovers(root)
-    fig = _layout_figure(client, query)
+    hovers = _hovers(chart)
+    fig = _layout_figure(client, query, graph)
     checked = 0
     for t in fig["data"]:
         if t.get("visible", True) is not True or "hovertemplate" not in t:
