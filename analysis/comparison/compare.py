@@ -400,6 +400,14 @@ def comparison_markdown(cmp: RunComparison) -> str:
         ]
     else:
         lines.append("No arm was measured at the same load in both runs.")
+    # A label, flag or confound text repeats on many rows: each is escaped once.
+    cell: dict[object, str] = {}
+
+    def text(v: object) -> str:
+        if v not in cell:
+            cell[v] = md_cell(v)
+        return cell[v]
+
     for r in cmp.points.iter_rows(named=True):
         cells = [
             f"{_num(r[f'{m}_base'], 2)} → {_num(r[f'{m}_candidate'], 2)} "
@@ -409,9 +417,9 @@ def comparison_markdown(cmp: RunComparison) -> str:
         flag = _flag(r.get("base_verdict"), r.get("candidate_verdict"))
         confounds = "; ".join(r.get("confounds") or []) or "none"
         lines.append(
-            f"| {md_cell(r[Col.ARM_LABEL])} | {_load(r)} | "
+            f"| {text(r[Col.ARM_LABEL])} | {_load(r)} | "
             + " | ".join(cells)
-            + f" | {md_cell(flag or '')} | {md_cell(confounds)} |"
+            + f" | {text(flag or '')} | {text(confounds)} |"
         )
     for title, frame in (
         ("Only in base", cmp.only_in_base),
