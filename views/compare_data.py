@@ -73,9 +73,11 @@ class CompareData:
     @cached_property
     def _main(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         assert self.view.candidate
-        return main_points(
-            self._catalog(), self._main_read, self.view.candidate, self._main_latest()
-        )
+        latest = self._main_latest()
+        # With the kept main rows, what is read is the candidate's run and the runs of the
+        # points chosen, all of which can hold a baseline point: nothing for the reader to skip.
+        read = self._main_read if latest is None else self.store.collect
+        return main_points(self._catalog(), read, self.view.candidate, latest)
 
     @cached_property
     def points(self) -> pl.DataFrame:

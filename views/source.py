@@ -115,7 +115,19 @@ class DataSource:
         """Reads the points of some runs for the main-branch baseline of `run_id`, skipping the
         runs that cannot hold a baseline point: `latest_main_baseline` matches hardware,
         framework and precision exactly and a model key starting with the run's, so a run with
-        no such configuration (the store's configuration summary says) is not read."""
+        no such configuration (the store's configuration summary says) is not read. Which runs
+        those are is worked out at the first read of another run than `run_id`."""
+        found: list[set[str]] = []
+
+        def read(query: Query, ids: list[str]) -> pl.DataFrame:
+            if any(r != run_id for r in ids) and not found:
+                found.append(self._sharing(run_id))
+            sharing = found[0] if found else set()
+            return self.store.collect(query, [r for r in ids if r == run_id or r in sharing])
+
+        return read
+
+    def _sharing(self, run_id: str) -> set[str]:
         summ = self.summaries.frame()
         keys = [Col.HW, Col.FRAMEWORK, Col.PRECISION]
         model_key = pl.col(Col.MODEL_PREFIX).cast(pl.String).str.to_lowercase().str.strip_chars()
@@ -125,12 +137,7 @@ class DataSource:
         starts = pl.any_horizontal(
             [model_key.str.starts_with(p) for p in prefixes] or [pl.lit(False)]
         )
-        sharing = set(same.filter(starts).get_column(Col.RUN_ID).to_list())
-
-        def read(query: Query, ids: list[str]) -> pl.DataFrame:
-            return self.store.collect(query, [r for r in ids if r == run_id or r in sharing])
-
-        return read
+        return set(same.filter(starts).get_column(Col.RUN_ID).to_list())
 
     def main_latest_frame(self) -> pl.DataFrame | None:
         """The main runs' rows a main baseline can choose (`views.partitions.MainLatest`)."""
