@@ -21,6 +21,7 @@ from analysis.comparison.baseline import (
     CHOICE_ROW,
     IDENTITY_COLUMNS,
     MAIN,
+    MATCH_COLUMNS,
     baseline_markdown,
     baseline_points,
     baseline_sources,
@@ -130,20 +131,33 @@ def _whole(lf: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def main_points(
-    catalog: pl.DataFrame, read: Read, run_id: str
+    catalog: pl.DataFrame, read: Read, run_id: str, latest: pl.DataFrame | None = None
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(the points read: the run's, whole, and every main-branch run's matching columns
-    (`analysis.comparison.baseline.IDENTITY_COLUMNS`), the run's main-branch baseline
-    `analysis.comparison.baseline.latest_main_baseline`, its points under run id `baseline:main`).
+    """(the points read: the run's, whole, and the matching columns
+    (`analysis.comparison.baseline.IDENTITY_COLUMNS`) of the main-branch points considered,
+    the run's main-branch baseline `analysis.comparison.baseline.latest_main_baseline`, its
+    points under run id `baseline:main`).
 
     Only the columns the matching reads are read of the main runs, then the whole rows of the
-    points chosen: the same baseline as `latest_main_baseline` over every column of every run."""
-    mains = catalog.filter(
-        (pl.col(RunCol.BRANCH) == MAIN) & (pl.col(RunCol.RUN_ID) != run_id)
-    ).get_column(RunCol.RUN_ID)
+    points chosen: the same baseline as `latest_main_baseline` over every column of every run.
+    With `latest` (`analysis.comparison.baseline.latest_main_rows` of the store's main runs,
+    as `views.partitions.MainLatest` keeps it) no main run is read but for the chosen points."""
     mine = read(_whole, [run_id])
     cols = list(IDENTITY_COLUMNS)
-    narrow = read(lambda lf: lf.select(cols), [run_id, *mains.to_list()])
+    if latest is None:
+        mains = catalog.filter(
+            (pl.col(RunCol.BRANCH) == MAIN) & (pl.col(RunCol.RUN_ID) != run_id)
+        ).get_column(RunCol.RUN_ID)
+        narrow = read(lambda lf: lf.select(cols), [run_id, *mains.to_list()])
+    else:
+        # The run's own rows come from its read; of the kept rows, those that share a
+        # configuration column and load with one of the run's points (the matching joins on
+        # them), so the frame carried on is the size of the run's.
+        keys = [c for c in MATCH_COLUMNS if c not in (Col.RUN_ID, Col.POINT_ID, Col.MODEL_PREFIX)]
+        others = latest.filter(pl.col(Col.RUN_ID) != run_id).join(
+            mine.select(keys).unique(), on=keys, how="semi", nulls_equal=True
+        )
+        narrow = pl.concat([mine.select(cols), others], how="diagonal")
     stored = pl.concat([mine, narrow.filter(pl.col(Col.RUN_ID) != run_id)], how="diagonal")
     choice = main_baseline_choice(narrow, catalog, run_id)
     if choice is None:
@@ -188,6 +202,7 @@ def build_baseline(
     read: Read,
     read_evals: Callable[[list[str]], pl.DataFrame],
     costed: Costed,
+    latest: Callable[[], pl.DataFrame | None] = lambda: None,
 ) -> Baseline | None:
     """The baseline of a view (None without `baseline=`).
 
@@ -199,6 +214,7 @@ def build_baseline(
         read: reads the rows of some runs that a query keeps (as `Store.collect`).
         read_evals: reads the eval rows of some runs (accuracy in the uplift table).
         costed: fills the cost columns of points (the view's `hwcost`).
+        latest: the main runs' rows a main baseline can choose (`main_points`' `latest`).
     """
     if not view.baseline or not view.runs:
         return None
@@ -208,7 +224,7 @@ def build_baseline(
         notes.append(f"the baseline is compared with the first run of the view, {run_id}")
     mine = run_points.filter(pl.col(Col.RUN_ID) == run_id)
     if view.baseline == MAIN:
-        stored, base = main_points(catalog, read, run_id)
+        stored, base = main_points(catalog, read, run_id, latest())
         base_id = BASELINE_MAIN
         if not base.height:
             notes.append(

@@ -41,14 +41,17 @@ class CompareData:
         view: CompareView,
         catalog: Callable[[], pl.DataFrame] | None = None,
         main_read: Read | None = None,
+        main_latest: Callable[[], pl.DataFrame | None] | None = None,
     ) -> None:
         """`catalog`: the runs catalog (default: read from the store); `main_read`: reads the
         points of runs for `base=main` (default: `store.collect`; the data source's skips runs
-        that cannot hold a baseline point)."""
+        that cannot hold a baseline point); `main_latest`: the main runs' rows a main baseline
+        can choose (`views.partitions.MainLatest.frame`; None or absent: read the main runs)."""
         self.store = store
         self.view = view
         self._catalog = catalog or store.runs
         self._main_read = main_read or store.collect
+        self._main_latest = main_latest or (lambda: None)
         self._memo: dict[str, object] = {}
 
     def memo(self, name: str, make: Callable[[], T]) -> T:
@@ -70,7 +73,11 @@ class CompareData:
     @cached_property
     def _main(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         assert self.view.candidate
-        return main_points(self._catalog(), self._main_read, self.view.candidate)
+        latest = self._main_latest()
+        # With the kept main rows, what is read is the candidate's run and the runs of the
+        # points chosen, all of which can hold a baseline point: nothing for the reader to skip.
+        read = self._main_read if latest is None else self.store.collect
+        return main_points(self._catalog(), read, self.view.candidate, latest)
 
     @cached_property
     def points(self) -> pl.DataFrame:

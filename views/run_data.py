@@ -83,6 +83,8 @@ class Source(Protocol):
 
     def main_read(self, run_id: str) -> Read: ...
 
+    def main_latest_frame(self) -> pl.DataFrame | None: ...
+
     def rejects(self) -> pl.DataFrame: ...
 
     def evals(self, runs: Sequence[str]) -> pl.DataFrame: ...
@@ -182,6 +184,7 @@ class RunData:
                 self.source.main_read(self.view.runs[0]) if main else self.source.store.collect,
                 self.source.evals,
                 lambda frame: self.source.costs(frame, self.view.hwcost).frame,
+                self.source.main_latest_frame,
             ),
         )
 

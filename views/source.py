@@ -28,7 +28,7 @@ from views.accuracy import evals_version, run_evals
 from views.baseline import Query, Read
 from views.cache import LRU, file_version, store_version
 from views.compare_data import CompareData
-from views.partitions import PartitionCache, summary
+from views.partitions import MainLatest, PartitionCache, summary
 from views.query.state import CompareView, RunView
 from views.run_data import (
     CACHE_IGNORED,
@@ -53,6 +53,8 @@ class DataSource:
         # Read per run, again only for runs whose files changed (views.partitions).
         self.catalog_parts = PartitionCache(store, "runs")
         self.summaries = PartitionCache(store, "points", summary)
+        # The main runs' rows a main baseline can choose, kept across versions (bounded by bytes).
+        self.main_latest = MainLatest(store, self.runs)
 
     @cached_property
     def hardware(self) -> HardwareFile:
@@ -73,13 +75,14 @@ class DataSource:
     def warm(self) -> None:
         """Run one small analysis so the first page view does not pay for library warm-up, load
         the comparisons' interpolation library (the first compare or history page would wait
-        for it), and read the per-run catalog and configuration summaries (later versions read
-        only the runs that changed)."""
+        for it), and read the per-run catalog and configuration summaries and the main runs'
+        rows a main baseline can choose (later versions read only the runs that changed)."""
         self.catalog()
         runs = self.store.run_ids()[:1]
         if runs:
             self.run_data(RunView(runs=tuple(runs))).main_plane  # noqa: B018
         load_interpolation()
+        self.main_latest.frame()
 
     def compare_data(self, view: CompareView) -> CompareData:
         """The (cached) data of a compare view."""
@@ -94,7 +97,14 @@ class DataSource:
         )
         main_read = self.main_read(view.candidate) if read is None and view.candidate else None
         return self._cache.get(
-            key, lambda: CompareData(self.store, view, catalog=self.runs, main_read=main_read)
+            key,
+            lambda: CompareData(
+                self.store,
+                view,
+                catalog=self.runs,
+                main_read=main_read,
+                main_latest=self.main_latest_frame,
+            ),
         )
 
     def cached(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
@@ -105,7 +115,19 @@ class DataSource:
         """Reads the points of some runs for the main-branch baseline of `run_id`, skipping the
         runs that cannot hold a baseline point: `latest_main_baseline` matches hardware,
         framework and precision exactly and a model key starting with the run's, so a run with
-        no such configuration (the store's configuration summary says) is not read."""
+        no such configuration (the store's configuration summary says) is not read. Which runs
+        those are is worked out at the first read of another run than `run_id`."""
+        found: list[set[str]] = []
+
+        def read(query: Query, ids: list[str]) -> pl.DataFrame:
+            if any(r != run_id for r in ids) and not found:
+                found.append(self._sharing(run_id))
+            sharing = found[0] if found else set()
+            return self.store.collect(query, [r for r in ids if r == run_id or r in sharing])
+
+        return read
+
+    def _sharing(self, run_id: str) -> set[str]:
         summ = self.summaries.frame()
         keys = [Col.HW, Col.FRAMEWORK, Col.PRECISION]
         model_key = pl.col(Col.MODEL_PREFIX).cast(pl.String).str.to_lowercase().str.strip_chars()
@@ -115,12 +137,11 @@ class DataSource:
         starts = pl.any_horizontal(
             [model_key.str.starts_with(p) for p in prefixes] or [pl.lit(False)]
         )
-        sharing = set(same.filter(starts).get_column(Col.RUN_ID).to_list())
+        return set(same.filter(starts).get_column(Col.RUN_ID).to_list())
 
-        def read(query: Query, ids: list[str]) -> pl.DataFrame:
-            return self.store.collect(query, [r for r in ids if r == run_id or r in sharing])
-
-        return read
+    def main_latest_frame(self) -> pl.DataFrame | None:
+        """The main runs' rows a main baseline can choose (`views.partitions.MainLatest`)."""
+        return self.main_latest.frame()
 
     def arm_points(self, arms: Sequence[str]) -> pl.DataFrame:
         """The points of some arms in every run (only the runs that have them are read)."""

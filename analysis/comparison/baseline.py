@@ -49,7 +49,7 @@ def _config_columns(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     return frame.with_columns(key.alias(_MODEL_KEY)), plain
 
 
-def _main_runs(runs_catalog: pl.DataFrame, run_id: str, branch: str) -> pl.DataFrame:
+def _main_runs(runs_catalog: pl.DataFrame, run_id: str | None, branch: str) -> pl.DataFrame:
     if not runs_catalog.height or RunCol.BRANCH not in runs_catalog.columns:
         return pl.DataFrame(schema={str(RunCol.RUN_ID): pl.String, _WHEN: pl.String})
     created = (
@@ -57,9 +57,12 @@ def _main_runs(runs_catalog: pl.DataFrame, run_id: str, branch: str) -> pl.DataF
         if RunCol.CREATED_AT in runs_catalog.columns
         else pl.lit(None, pl.String)
     )
-    return runs_catalog.filter(
-        (pl.col(RunCol.BRANCH) == branch) & (pl.col(RunCol.RUN_ID) != run_id)
-    ).select(pl.col(RunCol.RUN_ID).cast(pl.String), created.alias(_WHEN))
+    official = pl.col(RunCol.BRANCH) == branch
+    if run_id is not None:
+        official &= pl.col(RunCol.RUN_ID) != run_id
+    return runs_catalog.filter(official).select(
+        pl.col(RunCol.RUN_ID).cast(pl.String), created.alias(_WHEN)
+    )
 
 
 def latest_main_baseline(
@@ -101,6 +104,46 @@ IDENTITY_COLUMNS: tuple[str, ...] = tuple(
     dict.fromkeys([*MATCH_COLUMNS, Col.ARM_ID, Col.ARM_LABEL])
 )
 CHOICE_ROW = _ROW
+
+
+# The groups whose rows `main_baseline_choice` cannot tell apart except by age: a configuration
+# (every arm column, the model key as stored) and a load.
+_GROUP = tuple(c for c in MATCH_COLUMNS if c not in (Col.RUN_ID, Col.POINT_ID))
+_RANK = "__rank"
+
+
+def latest_main_rows(
+    points: pl.DataFrame, runs_catalog: pl.DataFrame, *, branch: str = MAIN, keep: int = 2
+) -> pl.DataFrame:
+    """The rows of `branch` runs' points that `main_baseline_choice` can choose, for any run.
+
+    Per configuration and load (the `MATCH_COLUMNS` but the run and point ids), the newest point
+    of each of the `keep` newest runs that measured it (newest as `main_baseline_choice` orders:
+    `created_at`, then run id, then point id, descending). With `keep=2` a run's own rows can be
+    left out (its baseline is never itself) and one of another run still stands, so
+    `main_baseline_choice(run's rows + these, catalog, run)` chooses what it chooses over every
+    row: a frame of configurations x loads rather than of every main-branch point. It is closed
+    under adding runs: `latest_main_rows(rows of old + rows of new runs)` equals it over the
+    points of all.
+
+    Args:
+        points: points of any runs with (at least) `MATCH_COLUMNS`; other runs' rows are left.
+        runs_catalog: the runs catalog (`branch` and `created_at` per run).
+        branch: the branch whose runs count as official.
+        keep: how many runs to keep per configuration and load.
+
+    Returns:
+        The kept rows, `MATCH_COLUMNS` only, newest first within each configuration and load.
+    """
+    mains = _main_runs(runs_catalog, None, branch)
+    ranked = (
+        points.select(MATCH_COLUMNS)
+        .join(mains, on=Col.RUN_ID, how="inner")
+        .sort([_WHEN, Col.RUN_ID, Col.POINT_ID], descending=True, nulls_last=True)
+        .unique([*_GROUP, Col.RUN_ID], keep="first", maintain_order=True)
+    )
+    kept = ranked.filter(pl.int_range(pl.len()).over(list(_GROUP)) < keep)
+    return kept.select(MATCH_COLUMNS)
 
 
 def main_baseline_choice(

@@ -76,23 +76,52 @@ def _arms(t: pl.DataFrame, run: str) -> pl.DataFrame:
     )
 
 
+_ORDER = "__order"
+
+
 def _confounds(pts: pl.DataFrame, per: pl.DataFrame, base: str, cand: str) -> list[list[str]]:
     # The first point (by id) of each run, arm and load, with only the columns `confounds`
-    # compares (a row of every column of every point cost most of a comparison's time here).
+    # compares, lined up with `per`'s rows; `confounds` runs (in Python, on row dicts) only on
+    # the pairs that differ in a column or in their raw server flags (most pairs of a
+    # comparison differ in nothing, and a dict of each point cost more than the check).
     key = [Col.RUN_ID, Col.ARM_ID, Col.CONC, Col.REQUEST_RATE]
-    wanted = [*key, Col.POINT_ID, *CONFOUND_COLUMNS, Col.SERVER_FLAGS]
+    load = key[1:]
+    compared = [c for c in dict.fromkeys([*CONFOUND_COLUMNS, Col.SERVER_FLAGS]) if c in pts.columns]
     firsts = (
-        pts.select(c for c in dict.fromkeys(wanted) if c in pts.columns)
+        pts.select(c for c in dict.fromkeys([*key, Col.POINT_ID, *compared]) if c in pts.columns)
         .sort(Col.POINT_ID)
         .unique(key, keep="first", maintain_order=True)
     )
-    rows: dict[tuple[object, ...], dict[str, Any]] = {}
-    for r in firsts.iter_rows(named=True):
-        rows.setdefault((r[Col.RUN_ID], r[Col.ARM_ID], r[Col.CONC], r[Col.REQUEST_RATE]), r)
-    return [
-        confounds(rows[(base, a, c, q)], rows[(cand, a, c, q)])
-        for a, c, q in per.select(Col.ARM_ID, Col.CONC, Col.REQUEST_RATE).iter_rows()
-    ]
+
+    def side(run: str, tag: str) -> pl.DataFrame:
+        mine = firsts.filter(pl.col(Col.RUN_ID) == run).select(
+            *load, *[pl.col(c).alias(f"{c}{tag}") for c in compared]
+        )
+        return mine
+
+    pairs = (
+        per.select(load)
+        .with_row_index(_ORDER)
+        .join(side(base, "__b"), on=load, how="left", nulls_equal=True)
+        .join(side(cand, "__c"), on=load, how="left", nulls_equal=True)
+        .sort(_ORDER)
+    )
+
+    def differs(c: str) -> pl.Expr:
+        b, t = pl.col(f"{c}__b"), pl.col(f"{c}__c")
+        out = b.ne_missing(t)
+        if pairs.schema[f"{c}__b"].is_float():  # NaN != NaN to Python, equal to polars
+            out = out | b.is_nan().fill_null(False) | t.is_nan().fill_null(False)
+        return out
+
+    mask = pairs.select(
+        pl.any_horizontal([differs(c) for c in compared] or [pl.lit(False)])
+    ).to_series()
+    found = iter(
+        confounds({c: r[f"{c}__b"] for c in compared}, {c: r[f"{c}__c"] for c in compared})
+        for r in pairs.filter(mask).iter_rows(named=True)
+    )
+    return [next(found) if diff else [] for diff in mask.to_list()]
 
 
 def compare_runs(
@@ -371,6 +400,14 @@ def comparison_markdown(cmp: RunComparison) -> str:
         ]
     else:
         lines.append("No arm was measured at the same load in both runs.")
+    # A label, flag or confound text repeats on many rows: each is escaped once.
+    cell: dict[object, str] = {}
+
+    def text(v: object) -> str:
+        if v not in cell:
+            cell[v] = md_cell(v)
+        return cell[v]
+
     for r in cmp.points.iter_rows(named=True):
         cells = [
             f"{_num(r[f'{m}_base'], 2)} → {_num(r[f'{m}_candidate'], 2)} "
@@ -380,9 +417,9 @@ def comparison_markdown(cmp: RunComparison) -> str:
         flag = _flag(r.get("base_verdict"), r.get("candidate_verdict"))
         confounds = "; ".join(r.get("confounds") or []) or "none"
         lines.append(
-            f"| {md_cell(r[Col.ARM_LABEL])} | {_load(r)} | "
+            f"| {text(r[Col.ARM_LABEL])} | {_load(r)} | "
             + " | ".join(cells)
-            + f" | {md_cell(flag or '')} | {md_cell(confounds)} |"
+            + f" | {text(flag or '')} | {text(confounds)} |"
         )
     for title, frame in (
         ("Only in base", cmp.only_in_base),

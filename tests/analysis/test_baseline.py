@@ -6,12 +6,16 @@ from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analysis.comparison.baseline import (
     BASELINE_MAIN,
     baseline_markdown,
     baseline_sources,
     latest_main_baseline,
+    latest_main_rows,
+    main_baseline_choice,
 )
 from analysis.comparison.compare import compare_runs
 from ingest.contract.col import Col
@@ -152,3 +156,101 @@ def test_no_main_run_gives_an_empty_baseline(points: pl.DataFrame) -> None:
     runs = pl.DataFrame({RunCol.RUN_ID.value: ["pr"], RunCol.BRANCH.value: ["feature/y"]})
     base = latest_main_baseline(points, runs, "pr")
     assert base.height == 0 and base.columns == points.columns
+
+
+def _choice_sources(points: pl.DataFrame, runs: pl.DataFrame, run_id: str) -> list[Any]:
+    """(arm, load, chosen run, chosen point) of the main baseline of `run_id` over `points`."""
+    choice = main_baseline_choice(points, runs, run_id)
+    if choice is None:
+        return []
+    picked = points[choice.get_column("__row")].select(Col.RUN_ID, Col.POINT_ID)
+    keys = choice.select(Col.ARM_ID, Col.CONC, Col.REQUEST_RATE)
+    return sorted(pl.concat([keys, picked], how="horizontal").rows(), key=str)
+
+
+def test_the_kept_main_rows_are_the_two_newest_runs_per_configuration_and_load(
+    points: pl.DataFrame, runs: pl.DataFrame
+) -> None:
+    kept = latest_main_rows(points, runs)
+    got = kept.select(Col.TP, Col.CONC, Col.RUN_ID).sort(Col.TP, Col.CONC, Col.RUN_ID).rows()
+    # TP8: m1 alone measured conc 1 and 2, m2 (newer) and m1 both conc 4 and 8; TP4: m2 at
+    # conc 1. The feature branch and the PR are not main.
+    assert got == [
+        (4, 1, "m2"),
+        (8, 1, "m1"), (8, 2, "m1"), (8, 4, "m1"), (8, 4, "m2"), (8, 8, "m1"), (8, 8, "m2"),
+    ]  # fmt: skip
+    # The same choice from a run's rows and the kept rows as from every row: for the PR, and
+    # for m2, whose own rows must be left out (its conc 4 and 8 then come from m1).
+    for run_id in ("pr", "m2"):
+        mine = points.filter(pl.col(Col.RUN_ID) == run_id)
+        others = kept.filter(pl.col(Col.RUN_ID) != run_id)
+        narrow = pl.concat([mine, others], how="diagonal")
+        assert _choice_sources(narrow, runs, run_id) == _choice_sources(points, runs, run_id)
+    # Keeping one run: the newest alone (m2 where it measured).
+    newest = latest_main_rows(points, runs, keep=1).select(Col.TP, Col.CONC, Col.RUN_ID)
+    assert newest.sort(Col.TP, Col.CONC).rows() == [
+        (4, 1, "m2"), (8, 1, "m1"), (8, 2, "m1"), (8, 4, "m2"), (8, 8, "m2"),
+    ]  # fmt: skip
+
+
+_DAYS = st.one_of(st.none(), st.integers(1, 4).map(lambda d: f"2026-03-0{d}T06:00:00Z"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.lists(
+        st.tuples(
+            st.sampled_from(["main", "main", "feature"]),  # branch
+            _DAYS,  # created_at (ties and missing dates too)
+            st.lists(  # (tp, conc, model key) of each point
+                st.tuples(
+                    st.sampled_from([4, 8]),
+                    st.sampled_from([1, 2, 4]),
+                    st.sampled_from(["dsr1", "dsr1-0528"]),
+                ),
+                min_size=1,
+                max_size=5,
+            ),
+        ),
+        min_size=2,
+        max_size=6,
+    ),
+    pick=st.integers(0, 5),
+    split=st.integers(1, 5),
+)
+def test_the_kept_main_rows_choose_what_every_row_chooses(
+    data: list[tuple[str, str | None, list[tuple[int, int, str]]]], pick: int, split: int
+) -> None:
+    rows = [
+        row(f"r{i}", f"r{i}/{j}.json", conc=c, tp=tp, model_prefix=m, tput_per_gpu=1.0 + j,
+            median_intvty=10.0, hw="h200", framework="vllm", precision="fp8", isl=1024, osl=1024)
+        for i, (_b, _d, pts) in enumerate(data)
+        for j, (tp, c, m) in enumerate(pts)
+    ]  # fmt: skip
+    points = frame(rows)
+    runs = pl.DataFrame(
+        {
+            RunCol.RUN_ID.value: [f"r{i}" for i in range(len(data))],
+            RunCol.BRANCH.value: [b for b, _d, _p in data],
+            RunCol.CREATED_AT.value: [d for _b, d, _p in data],
+        },
+        schema={
+            RunCol.RUN_ID.value: pl.String,
+            RunCol.BRANCH.value: pl.String,
+            RunCol.CREATED_AT.value: pl.String,
+        },
+    )
+    kept = latest_main_rows(points, runs)
+    run_id = f"r{pick % len(data)}"
+    mine = points.filter(pl.col(Col.RUN_ID) == run_id)
+    narrow = pl.concat([mine, kept.filter(pl.col(Col.RUN_ID) != run_id)], how="diagonal")
+    assert _choice_sources(narrow, runs, run_id) == _choice_sources(points, runs, run_id)
+    # Adding runs to kept rows keeps what keeping them from every row keeps.
+    cut = min(split, len(data) - 1)
+    first = points.filter(pl.col(Col.RUN_ID).is_in([f"r{i}" for i in range(cut)]))
+    rest = points.filter(~pl.col(Col.RUN_ID).is_in([f"r{i}" for i in range(cut)]))
+    merged = latest_main_rows(
+        pl.concat([latest_main_rows(first, runs), rest.select(kept.columns)]), runs
+    )
+    order = kept.columns
+    assert merged.sort(order, nulls_last=True).equals(kept.sort(order, nulls_last=True))

@@ -93,3 +93,38 @@ def test_markdown_without_a_common_arm_says_so(points: Callable[..., pl.DataFram
     assert "| 29.08–47.63 | -39.9% | -41.6% |" in md
     assert md.count("|---|---|---|---|\n") == 1 and md.count("\n|---") == 1
     assert md.count("- TP4 EP1") == 2 and md.count("- TP8 EP1") == 2
+
+
+def test_confounds_per_load_name_what_else_differs(points: Callable[..., pl.DataFrame]) -> None:
+    # The real DeepSeek-R1 sweep against itself with a few things changed: the image of one arm,
+    # the runner of one point, and server flags on two points (one only by a noise flag).
+    base = points("dsr1")
+    tp8 = (pl.col(Col.ARM_LABEL) == "TP8 EP8 | no spec | kv none") & pl.col(Col.CONC).is_in([1, 2])
+    pr = base.with_columns(
+        pl.lit("pr").alias(Col.RUN_ID), ("pr-" + pl.col(Col.POINT_ID)).alias(Col.POINT_ID),
+        pl.when(pl.col(Col.ARM_LABEL) == "TP4 EP4 | no spec | kv none").then(pl.lit("vllm:v0.20"))
+        .otherwise(pl.col(Col.IMAGE)).alias(Col.IMAGE),
+        pl.when((pl.col(Col.ARM_LABEL) == DRAM4) & (pl.col(Col.CONC) == 4)).then(pl.lit("nb_9"))
+        .otherwise(pl.col(Col.RUNNER)).alias(Col.RUNNER),
+        pl.when(tp8 & (pl.col(Col.CONC) == 1)).then(pl.lit('{"port": 9000}'))
+        .when(tp8).then(pl.lit('{"port": 9000, "max-num-seqs": 64}'))
+        .otherwise(pl.col(Col.SERVER_FLAGS)).alias(Col.SERVER_FLAGS),
+    )  # fmt: skip
+    got = compare_runs(pl.concat([base, pr]), "dsr1", "pr").points
+    found = {
+        (r[Col.ARM_LABEL], r[Col.CONC]): r["confounds"]
+        for r in got.iter_rows(named=True)
+        if r["confounds"]
+    }
+    runner = base.filter((pl.col(Col.ARM_LABEL) == DRAM4) & (pl.col(Col.CONC) == 4))
+    old_runner = runner.get_column(Col.RUNNER).item()
+    tp4 = base.filter(pl.col(Col.ARM_LABEL) == "TP4 EP4 | no spec | kv none")
+    assert found == {
+        **{
+            ("TP4 EP4 | no spec | kv none", c): ["image: vllm/vllm-openai:v0.19.1 vs vllm:v0.20"]
+            for c in tp4.get_column(Col.CONC).to_list()
+        },
+        (DRAM4, 4): [f"runner: {old_runner} vs nb_9"],
+        ("TP8 EP8 | no spec | kv none", 2): ["--max-num-seqs: absent vs 64"],
+    }
+    assert got.height == base.height
