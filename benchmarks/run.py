@@ -122,21 +122,25 @@ def with_sections(results: str, sections: list[Section]) -> str:
     summary rows replaced by these (a run of some suites recorded into the full file; the other
     suites' figures stay as they were measured). A summary row is replaced where the old one of
     the same figure was; a new figure's row goes where the section's first old row was, or at the
-    table's end."""
+    table's end; the row of a figure the old section had and the new one has not (a figure
+    renamed or retired) goes."""
     lines = results.splitlines()
     suite = re.compile("|".join(rf"## {re.escape(t)}( \(.*)?" for _, _, t in SUITES))
+    heading = re.compile(r"#### (.*) — \*\*[A-Z]+\*\*")
     for sec in sections:
         start = lines.index(f"## {sec.title}")
         end = next((i for i in range(start + 1, len(lines)) if suite.fullmatch(lines[i])), None)
+        was = {m.group(1) for line in lines[start:end] if (m := heading.fullmatch(line))}
         lines[start : len(lines) if end is None else end] = render_section(sec)
         rows = summary_rows([sec])[2:]
         names = {row.split(" | ")[0] for row in rows}
+        gone = {f"| {name}" for name in was} - names
         table = lines.index("## Summary") + 4  # the heading, a blank line, the table's head
         stop = next(i for i in range(table, len(lines)) if not lines[i].startswith("|"))
         region = lines[table:stop]
         old = [j for j, row in enumerate(region) if row.split(" | ")[0] in names]
         at = old[0] if old else len(region)
-        keep = [j not in old for j in range(len(region))]
+        keep = [j not in old and row.split(" | ")[0] not in gone for j, row in enumerate(region)]
         lines[table:stop] = [
             *(row for j, row in enumerate(region[:at]) if keep[j]),
             *rows,

@@ -9,7 +9,7 @@ from analysis.frontier.pareto import compute_frontiers
 from analysis.frontier.prune import analyze_points
 from benchmarks import anchors
 from benchmarks.config import Config
-from benchmarks.report import Anchor, Check, Figure, Section
+from benchmarks.report import Anchor, Figure, Section
 from benchmarks.synth import SynthSpec, synth_points
 from benchmarks.timing import Samples, interleaved, repeat
 from ingest.contract.col import Col
@@ -112,16 +112,16 @@ def run(cfg: Config) -> Section:
     )
     pset = Anchor("paretoset(sense=[max, max], distinct=True), one call", paretoset_s)
     ours = timed["ours"]
-    ratio = ours.median / moo.median
     fig = Figure(
         name=f"Frontier + verdicts, {n:,} points in {arms:,} arms (`analyze_points`)",
         samples=ours,
-        target="<= 1 s, and <= 2x moocore's non-dominated filter on the same points",
+        # Retired as a target by issue 28 (item 4): the targets at real sizes are the
+        # interactive suite's 10,000-point page and 1,000,000-row history. Kept as information.
+        target=(
+            "informational (its old target, <= 1 s and <= 2x moocore, is retired: the targets "
+            "are the 10,000-point page and the 1,000,000-row history)"
+        ),
         unit="s",
-        checks=[
-            Check(f"median {ours.median:.3f} s <= 1 s", ours.median <= 1.0),
-            Check(f"{ratio:.2f}x moocore (one call) <= 2x", ratio <= 2.0),
-        ],
         anchors=[moo, moo_g, pset, pyscan, pandas_scan, pairwise],
         notes=(
             "`analyze_points` does more than any anchor: invalid and post-cliff verdicts, group "

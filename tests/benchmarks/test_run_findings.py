@@ -119,3 +119,21 @@ def test_a_suite_run_replaces_only_its_section_and_rows() -> None:
         assert kept in out
     assert out.index("new note") < out.index("## Dashboard under 50 users")
     assert with_sections(out, [sec]) == out  # idempotent
+
+
+def test_a_figure_the_suite_no_longer_makes_loses_its_summary_row() -> None:
+    title = "Interactive first: hover, fully interactive, analysis at real sizes"
+    old = SUITES_RESULTS.replace(
+        "old interactive figures",
+        "#### page: interactive — **INFO**\n\n- 2151 ms\n\n#### page: gone — **INFO**\n\n- 9 ms",
+    )
+    sec = Section(title)
+    sec.figures = [Figure("page: interactive", Samples([1.5, 1.5, 1.5]), "t")]
+    out = with_sections(old, [sec])
+    summary = [line for line in out.splitlines() if line.startswith("| ")][1:]
+    assert summary == [
+        "| a frontier figure | 1.0 s | t | PASS |  |",
+        "| page: interactive | 1500 ms | t | INFO |  |",
+        "| a load figure | 48 ms | t | PASS |  |",
+    ]
+    assert "page: gone" not in out
