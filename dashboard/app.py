@@ -124,7 +124,7 @@ class _Dash(Dash):
             if later:
                 scripts, renderer = later, ""
                 css = page_html.inline_styles(css, ASSETS, self.get_asset_url(""))
-            app_entry = static + app_entry + (page_html.HOVER_TAG if static else "")
+            app_entry = static + app_entry  # hover.js is in `static`, after its first chart
         page = super().interpolate_index(  # type: ignore[no-untyped-call]  # Dash's own, untyped
             metas=metas + self._preloads(), title=title, css=css, config=config,
             scripts=scripts, app_entry=app_entry, favicon=favicon, renderer=renderer,

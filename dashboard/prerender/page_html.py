@@ -65,7 +65,7 @@ _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 _SCRIPT_TAG = re.compile(r'<script src="([^"<>]+)"></script>')
 DEFAULT_RENDERER = "var renderer = new DashRenderer();"
 AFTER_PAINT = "paretolens/after-paint"
-# The static chart's hover and click (hover.js), inlined after the overlay: it answers the first
+# The static chart's hover and click (hover.js), inlined right after the first chart in the overlay: it answers the first
 # hover with no request; the page's Content-Security-Policy allows it by its hash.
 _HOVER_JS = (Path(__file__).with_name("hover.js")).read_text(encoding="utf-8")
 HOVER_TAG = f"<script>{_HOVER_JS}</script>"
@@ -240,7 +240,9 @@ def page_markup(
     chart = chart_svg.chart_markup(graph.figure, label=label)
     if chart is None:
         return None
-    charts = {graph_id: chart}
+    # hover.js right after the first chart: it answers a hover as soon as that chart is parsed,
+    # not once the rest of the overlay (a second chart of as many points) has been.
+    charts = {graph_id: chart + HOVER_TAG}
     for other_id, other_label, width in more:
         other = find_graph(tree, other_id)
         fig = getattr(other, "figure", None)

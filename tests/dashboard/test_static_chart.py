@@ -42,8 +42,14 @@ def _static(client: Any, query: str) -> ET.Element | None:
     if start < 0:
         return None
     end = page.index('<div id="react-entry-point"', start)
+    # the one script of the overlay, hover.js, sits right after the first chart (it answers a
+    # hover once that chart is parsed); anything else that is a script stays, for the checks
+    overlay = page[start:end]
+    assert overlay.count(page_html.HOVER_TAG) == 1
+    assert overlay[: overlay.index(page_html.HOVER_TAG)].count('class="static-chart') == 1
+    overlay = overlay.replace(page_html.HOVER_TAG, "")
     # the markup is XHTML-clean (escaped text, quoted attributes, closed tags) and carries SVG
-    text = page[start:end].replace("<svg ", f'<svg xmlns="{SVG[1:-1]}" ', 1)
+    text = overlay.replace("<svg ", f'<svg xmlns="{SVG[1:-1]}" ', 1)
     text = re.sub(r"<svg (?!xmlns)", f'<svg xmlns="{SVG[1:-1]}" ', text)
     return ET.fromstring(text.replace(" inert", ' inert=""').replace(" checked/", ' checked=""/'))
 
