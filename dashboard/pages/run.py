@@ -11,12 +11,12 @@ library nor a grid is built). Every control writes the URL; callbacks parse the 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-import orjson
 from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 from dash.development.base_component import Component
 from dash.exceptions import PreventUpdate
@@ -394,6 +394,8 @@ def cached_answers(
     with the same filters); a 1,000-point run's two charts are 0.3-0.5 MB of JSON, and the
     cache holds at most `cache.limit` bytes. `fn` raising (PreventUpdate) is not kept."""
 
+    import orjson  # the `fast` extra: `register` keeps no answers without it
+
     @wraps(fn)
     def answer(*args: Any) -> tuple[Any, ...]:
         digest = hashlib.blake2b(orjson.dumps(args, option=orjson.OPT_NON_STR_KEYS)).digest()
@@ -412,7 +414,8 @@ def register(dash_app: Dash, app: AppContext) -> None:
     """Register the run page's callbacks (the chart callbacks' answers cached in up to
     `ANSWER_BYTES` bytes; 0: not cached)."""
     cb = RunCallbacks(app)
-    answers = ByteLRU(ANSWER_BYTES)
+    # Kept answers are orjson fragments, which only orjson (the `fast` extra) writes as they are.
+    answers = ByteLRU(ANSWER_BYTES if importlib.util.find_spec("orjson") is not None else 0)
 
     def charts(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[Any, ...]]:
         return cached_answers(fn, answers, app.source.store.version) if answers.limit else fn
