@@ -24,6 +24,7 @@ unescaped once and escaped again for XML here, never pasted into markup.
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 import math
@@ -285,14 +286,21 @@ def _js_str(v: Any) -> str:
     return "" if v is None else str(v)
 
 
+@functools.lru_cache(maxsize=64)
+def _spec(spec: str) -> tuple[int, str] | None:
+    """A d3 format spec this renderer writes (`.Ng`, `.Nf`) as (N, kind); None for others."""
+    m = re.fullmatch(r"\.(\d+)([gf])", spec)
+    return None if m is None else (int(m.group(1)), m.group(2))
+
+
 def _formatted(v: Any, spec: str | None) -> str | None:
     if spec is None or spec == "":
         return _js_str(v)
-    m = re.fullmatch(r"\.(\d+)([gf])", spec)
+    m = _spec(spec)
     if m is None or not isinstance(v, (int, float)) or isinstance(v, bool):
         return None
-    n = int(m.group(1))
-    if m.group(2) == "g":
+    n, kind = m
+    if kind == "g":
         return _js_precision(float(v), max(n, 1))
     text = f"{abs(float(v)):.{n}f}"
     return ("\u2212" if v < 0 and float(text) != 0 else "") + text
@@ -302,6 +310,33 @@ _TOKEN = re.compile(r"%\{([^}:]+)(?::([^}]*))?\}")
 _TAG = re.compile(r"<(/?)(b|i|em|sup|sub|span)[^>]*>")
 
 
+# A template token: ("x" | "y" | "text" | "custom", customdata index, format spec); None for a
+# field this renderer does not fill.
+_Field = tuple[str, int, str | None] | None
+
+
+@functools.lru_cache(maxsize=256)
+def _template(template: str) -> tuple[tuple[str, ...], tuple[_Field, ...]]:
+    """A hovertemplate without its `<extra>` part, split once into its literal runs and the
+    fields between them (`len(literals) == len(fields) + 1`)."""
+    template = re.sub(r"<extra>.*?</extra>", "", template, flags=re.S)
+    literals: list[str] = []
+    fields: list[_Field] = []
+    at = 0
+    for m in _TOKEN.finditer(template):
+        literals.append(template[at : m.start()])
+        field, spec = m.group(1).strip(), m.group(2)
+        if field in ("x", "y", "text"):
+            fields.append((field, 0, spec))
+        elif k := re.fullmatch(r"customdata\[(\d+)\]", field):
+            fields.append(("custom", int(k.group(1)), spec))
+        else:
+            fields.append(None)
+        at = m.end()
+    literals.append(template[at:])
+    return tuple(literals), tuple(fields)
+
+
 def hover_text(t: dict[str, Any], i: int) -> str | None:
     """The text plotly's hover label shows for point `i` of trace `t` (its `hovertemplate` filled
     in, formats as d3-format writes them), as plain text with one line per `<br>`; None when the
@@ -309,35 +344,25 @@ def hover_text(t: dict[str, Any], i: int) -> str | None:
     template = t.get("hovertemplate")
     if t.get("hoverinfo") == "skip" or not isinstance(template, str):
         return None
-    template = re.sub(r"<extra>.*?</extra>", "", template, flags=re.S)
+    literals, fields = _template(template)
     custom = _pick(t.get("customdata"), i, None)
-    failed = False
-
-    def fill(m: re.Match[str]) -> str:
-        nonlocal failed
-        field, spec = m.group(1).strip(), m.group(2)
+    parts = [literals[0]]
+    for field, literal in zip(fields, literals[1:], strict=True):
+        if field is None:
+            return None
+        kind, k, spec = field
         got: Any
-        if field in ("x", "y"):
-            got = _pick(t.get(field), i, None)
-        elif field == "text":
-            got = _pick(t.get("text"), i, "")
-        elif (k := re.fullmatch(r"customdata\[(\d+)\]", field)) and isinstance(
-            custom, (list, tuple)
-        ):
-            got = custom[int(k.group(1))] if int(k.group(1)) < len(custom) else None
+        if kind == "custom":
+            if not isinstance(custom, (list, tuple)):
+                return None
+            got = custom[k] if k < len(custom) else None
         else:
-            failed = True
-            return ""
+            got = _pick(t.get(kind), i, "" if kind == "text" else None)
         out = _formatted(got, spec)
         if out is None:
-            failed = True
-            return ""
-        return out
-
-    filled = _TOKEN.sub(fill, template)
-    if failed:
-        return None
-    lines = re.split(r"<br\s*/?>", filled)
+            return None
+        parts += (out, literal)
+    lines = re.split(r"<br\s*/?>", "".join(parts))
     return "\n".join(html.unescape(_TAG.sub("", line)) for line in lines)
 
 
