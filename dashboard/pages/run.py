@@ -398,7 +398,11 @@ def cached_answers(
 
     @wraps(fn)
     def answer(*args: Any) -> tuple[Any, ...]:
-        digest = hashlib.blake2b(orjson.dumps(args, option=orjson.OPT_NON_STR_KEYS)).digest()
+        try:
+            body = orjson.dumps(args, option=orjson.OPT_NON_STR_KEYS)
+        except TypeError:  # arguments orjson cannot write (an integer past 64 bits): not kept
+            return fn(*args)
+        digest = hashlib.blake2b(body).digest()
         key = (fn.__name__, version(), digest)
         found: tuple[orjson.Fragment | None, ...] | None = cache.peek(key)
         if found is None:

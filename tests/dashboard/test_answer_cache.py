@@ -131,3 +131,20 @@ def test_a_commit_gives_a_new_answer(
     after = _answers(cached, [main])
     assert after == _answers(fresh, [main]) and after[0][0] == 200
     assert after != before[:1]
+
+
+def test_arguments_orjson_cannot_write_are_answered_and_not_kept() -> None:
+    cache = ByteLRU(1 << 20)
+    calls: list[tuple[Any, ...]] = []
+
+    def on_change(*args: Any) -> tuple[Any, ...]:
+        calls.append(args)
+        return ({"n": len(calls)},)
+
+    answer = run_page.cached_answers(on_change, cache, lambda: 7)
+    huge = 10**30  # past 64 bits: orjson refuses it (the fuzz test's value)
+    assert answer(huge, [{"field": 3}]) == ({"n": 1},)
+    assert answer(huge, [{"field": 3}]) == ({"n": 2},)  # computed again, never kept
+    assert len(cache) == 0
+    kept = answer(1, [{"field": 3}])
+    assert len(cache) == 1 and answer(1, [{"field": 3}]) == kept and len(calls) == 3
