@@ -254,7 +254,7 @@ class RunCallbacks:
         if view.runs != old.runs:
             return no_update, urls.run(view.replace(hide=(), point=None)), *[no_update] * 4
         data, changed = self.app.source.run_data(view), view.changed(old)
-        update = chart_update(changed)
+        update = chart_update(changed, "main")
         figs: tuple[Any, Any]
         if update == "none":
             figs = (no_update, no_update)
@@ -287,7 +287,7 @@ class RunCallbacks:
         if len(data.missing) == len(view.runs):
             raise PreventUpdate
         changed = view.changed(old) if old is not None else None
-        update = chart_update(changed)
+        update = chart_update(changed, "second")
         if update == "none":
             raise PreventUpdate
         if update == "patch" and changed is not None and built.get("stored", True):

@@ -72,22 +72,28 @@ def second_figure(data: RunData, view: RunView) -> style.Figure:
     return with_export_notes(style.attribute(style.repaint(fig, view.palette), view.runs), data)
 
 
-# Fields whose change leaves the charts alone, and those a patch of the drawn charts can show
-# (from the fields' `affects` markers in views/query/state.py).
-FIGURE_NEUTRAL = fields_sparing(RunView, Part.CHARTS, Part.CHART_STYLE)
+# Fields whose change leaves a chart alone, and those a patch of the drawn chart can show (from
+# the fields' `affects` markers in views/query/state.py): the main chart is not redrawn for a new
+# x2, nor the second chart for a new x or "rank arms at" value.
+FIGURE_NEUTRAL = {
+    "main": fields_sparing(RunView, Part.MAIN_CHART, Part.CHART_STYLE),
+    "second": fields_sparing(RunView, Part.SECOND_CHART, Part.CHART_STYLE),
+}
 PATCHABLE = frozenset(fields_affecting(RunView, Part.CHART_STYLE))
 AXES = frozenset({"logx", "logy"})
+Chart = Literal["main", "second"]
 
 
-def chart_update(changed: set[str] | None) -> Literal["none", "patch", "figure"]:
-    """What a change of these view fields asks of a drawn chart: nothing, a display patch
-    (`chart_patch`, with `axes_changed` when `changed & AXES`) or a new figure (`changed` None:
-    nothing is drawn yet)."""
+def chart_update(changed: set[str] | None, which: Chart) -> Literal["none", "patch", "figure"]:
+    """What a change of these view fields asks of a drawn chart (`which`): nothing, a display
+    patch (`chart_patch`, with `axes_changed` when `changed & AXES`) or a new figure (`changed`
+    None: nothing is drawn yet)."""
     if changed is None:
         return "figure"
-    if changed <= FIGURE_NEUTRAL:
+    neutral = FIGURE_NEUTRAL[which]
+    if changed <= neutral:
         return "none"
-    return "patch" if changed <= FIGURE_NEUTRAL | PATCHABLE else "figure"
+    return "patch" if changed <= neutral | PATCHABLE else "figure"
 
 
 def second_frame(data: RunData, view: RunView) -> style.Figure:
@@ -118,7 +124,7 @@ def second_tokens(fig: style.Figure, view: RunView) -> dict[str, Any]:
 
 
 def chart_patch(
-    data: RunData, view: RunView, tokens: dict[str, Any], which: str, *, axes_changed: bool
+    data: RunData, view: RunView, tokens: dict[str, Any], which: Chart, *, axes_changed: bool
 ) -> Patch:
     """A display-only update of the drawn main (`which` "main") or second chart."""
     plane, x = (data.main_plane, view.x) if which == "main" else (data.second_plane, view.x2)

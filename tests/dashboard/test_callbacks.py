@@ -199,6 +199,36 @@ def test_display_only_changes_patch_the_drawn_charts(ctx: AppContext) -> None:
     assert neutral[2] is no_update and neutral[3] is no_update
 
 
+def test_a_change_only_one_chart_draws_leaves_the_other_alone(ctx: AppContext) -> None:
+    """The main chart draws no x2 and the second chart no x (nor the "rank arms at" line): a
+    change of one redraws its own chart and answers nothing for the other, which keeps the
+    figure it shows; the next change is judged against what each chart shows."""
+    cb = RunCallbacks(ctx)
+    view = RunView(runs=("dsr1",))
+    page = run_layout(ctx, "?" + view.query())
+    tokens = _store_data(page, Id.SECOND_TOKENS)
+    main_tokens = _store_data(page, Id.TRACE_TOKENS)
+    x2 = view.replace(x2="p90_ttft")
+    out = cb.on_controls(*_controls(x2.controls()), "?" + view.query(), main_tokens)
+    assert out[0] == "?unofficialRun=dsr1&x2=p90_ttft"
+    assert out[2] is no_update and out[3] is no_update  # the main chart as it is
+    fig, built = cb.on_second(*_controls(x2.controls()), 1, tokens)
+    assert fig == second_figure(ctx.source.run_data(x2), x2)
+    assert fig["layout"]["xaxis"]["title"]["text"] == "TTFT, p90 (s)"
+    # a new x (and "rank arms at"): the main chart's; the second chart keeps its figure
+    x = x2.replace(x="p90_intvty", at=30.0)
+    out = cb.on_controls(*_controls(x.controls()), "?" + x2.query(), main_tokens)
+    assert out[0] == "?unofficialRun=dsr1&x=p90_intvty&x2=p90_ttft&at=30"
+    assert out[2]["layout"]["xaxis"]["title"]["text"] == "Interactivity, p90 (slow tail) (tok/s/user)"
+    with pytest.raises(PreventUpdate):
+        cb.on_second(*_controls(x.controls()), 1, built)
+    # then a filter: both, each for the whole view (the second chart's built query is x2's)
+    narrowed = x.replace(offload=("dram",))
+    fig, again = cb.on_second(*_controls(narrowed.controls()), 1, built)
+    assert fig == second_figure(ctx.source.run_data(narrowed), narrowed)
+    assert again["query"] == narrowed.query()
+
+
 def test_index_filters_and_selection(ctx: AppContext) -> None:
     cb = IndexCallbacks(ctx)
     search, rows, _exports, _pager = cb.on_filters(

@@ -123,10 +123,19 @@ def test_the_cache_and_callback_field_sets_follow_from_the_markers() -> None:
         "master",
     }
     tco = {"tco_intvty", "tco_tput", "tco_cost"}  # the TCO calculator's targets (issue 27)
-    assert {"tab", "ab", "neighbours", "arm_frontier", "master", *tco} == run.FIGURE_NEUTRAL
+    neutral = {"tab", "ab", "neighbours", "arm_frontier", "master", *tco}
+    # the main chart draws no x2; the second chart no x, no "rank arms at" line, no baseline
+    assert {*neutral, "x2"} == run.FIGURE_NEUTRAL["main"]
+    assert {*neutral, "x", "at", "baseline"} == run.FIGURE_NEUTRAL["second"]
     assert {"logx", "logy", "hide", "point"} == run.PATCHABLE
-    assert run.chart_update({"tab", "ab"}) == "none" and run.chart_update(None) == "figure"
-    assert run.chart_update({"logx", "tab"}) == "patch" and run.chart_update({"spec"}) == "figure"
+    for which in ("main", "second"):
+        assert run.chart_update({"tab", "ab"}, which) == "none"
+        assert run.chart_update(None, which) == "figure"
+        assert run.chart_update({"logx", "tab"}, which) == "patch"
+        assert run.chart_update({"spec"}, which) == "figure"
+    assert run.chart_update({"x2"}, "main") == "none" and run.chart_update({"x2"}, "second") == "figure"
+    assert run.chart_update({"x", "logy"}, "second") == "patch"
+    assert run.chart_update({"x"}, "main") == run.chart_update({"at"}, "main") == "figure"
 
 
 def test_a_field_without_a_marker_is_refused() -> None:
@@ -135,7 +144,7 @@ def test_a_field_without_a_marker_is_refused() -> None:
         bare: str = ""
 
     assert invalidates(View, "x") == {
-        Part.MAIN, Part.DELTAS, Part.RANKING, Part.BASELINE, Part.PRUNED, Part.CHARTS
+        Part.MAIN, Part.DELTAS, Part.RANKING, Part.BASELINE, Part.PRUNED, Part.MAIN_CHART
     }  # fmt: skip
     with pytest.raises(TypeError, match=r"View.bare needs one affects\(...\) marker"):
         fields_affecting(View, Part.MAIN)

@@ -25,7 +25,8 @@ class Part(StrEnum):
     SECOND = "second"  # the second (latency) plane's analysis
     DELTAS = "deltas"  # the A/B deltas
     RANKING = "ranking"  # the arms ranked at x
-    CHARTS = "charts"  # the drawn charts (redrawn)
+    MAIN_CHART = "main_chart"  # the drawn main chart (redrawn)
+    SECOND_CHART = "second_chart"  # the drawn second chart (redrawn)
     CHART_STYLE = "chart_style"  # the drawn charts, updated by a patch (axes type, hidden, pin)
     BASELINE = "baseline"  # the baseline drawn under the run and its uplift (issue 14)
     PRUNED = "pruned"  # the pruned list and its exports (prune options, issue 13)
@@ -42,7 +43,9 @@ BUILT_ON: dict[Part, tuple[Part, ...]] = {
     Part.BASELINE: (Part.MAIN,),
     Part.PRUNED: (Part.MAIN,),
     Part.TCO: (Part.POINTS,),
-    Part.CHARTS: (Part.MAIN, Part.SECOND, Part.BASELINE),
+    # the main chart draws the baseline and the "rank arms at x" line; the second neither
+    Part.MAIN_CHART: (Part.MAIN, Part.BASELINE),
+    Part.SECOND_CHART: (Part.SECOND,),
 }
 # The parts a `RunData` holds (its cache key is the fields that affect one of them).
 DATA_PARTS = frozenset(

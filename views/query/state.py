@@ -111,12 +111,12 @@ class RunView(View):
     hide: Annotated[Values, affects(Part.CHART_STYLE)] = ()
     logx: Annotated[bool, affects(Part.CHART_STYLE)] = False
     logy: Annotated[bool, affects(Part.CHART_STYLE)] = False
-    frontier_only: Annotated[bool, affects(Part.CHARTS)] = False
-    labels: Annotated[str, one_of(LABEL_CHOICES), affects(Part.CHARTS)] = "conc"
+    frontier_only: Annotated[bool, affects(Part.MAIN_CHART, Part.SECOND_CHART)] = False
+    labels: Annotated[str, one_of(LABEL_CHOICES), affects(Part.MAIN_CHART, Part.SECOND_CHART)] = "conc"
     # issue 27: the arms' colours (`palette=tol|contrast`; Okabe-Ito by default)
-    palette: Annotated[str, one_of(PALETTE_CHOICES), affects(Part.CHARTS)] = "okabe"
+    palette: Annotated[str, one_of(PALETTE_CHOICES), affects(Part.MAIN_CHART, Part.SECOND_CHART)] = "okabe"
     envelope: Annotated[str, one_of(ENVELOPE_CHOICES), affects(Part.MAIN, Part.SECOND)] = "run"
-    at: Annotated[PositiveX, affects(Part.RANKING, Part.CHARTS)] = None
+    at: Annotated[PositiveX, affects(Part.RANKING, Part.MAIN_CHART)] = None
     slo: Annotated[SloText, affects(Part.MAIN, Part.SECOND)] = ""
     point: Annotated[str | None, affects(Part.CHART_STYLE)] = None
     ab: Annotated[AbAxis, affects(Part.DELTAS)] = Col.SPEC_DECODING.value
