@@ -219,7 +219,9 @@ def test_a_change_only_one_chart_draws_leaves_the_other_alone(ctx: AppContext) -
     x = x2.replace(x="p90_intvty", at=30.0)
     out = cb.on_controls(*_controls(x.controls()), "?" + x2.query(), main_tokens)
     assert out[0] == "?unofficialRun=dsr1&x=p90_intvty&x2=p90_ttft&at=30"
-    assert out[2]["layout"]["xaxis"]["title"]["text"] == "Interactivity, p90 (slow tail) (tok/s/user)"
+    assert (
+        out[2]["layout"]["xaxis"]["title"]["text"] == "Interactivity, p90 (slow tail) (tok/s/user)"
+    )
     with pytest.raises(PreventUpdate):
         cb.on_second(*_controls(x.controls()), 1, built)
     # then a filter: both, each for the whole view (the second chart's built query is x2's)

@@ -133,7 +133,10 @@ def test_the_cache_and_callback_field_sets_follow_from_the_markers() -> None:
         assert run.chart_update(None, which) == "figure"
         assert run.chart_update({"logx", "tab"}, which) == "patch"
         assert run.chart_update({"spec"}, which) == "figure"
-    assert run.chart_update({"x2"}, "main") == "none" and run.chart_update({"x2"}, "second") == "figure"
+    assert (
+        run.chart_update({"x2"}, "main") == "none"
+        and run.chart_update({"x2"}, "second") == "figure"
+    )
     assert run.chart_update({"x", "logy"}, "second") == "patch"
     assert run.chart_update({"x"}, "main") == run.chart_update({"at"}, "main") == "figure"
 

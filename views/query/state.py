@@ -85,6 +85,8 @@ SloText = Annotated[str, AfterValidator(lambda v: parse_slo(v).text())]
 HwCost = Annotated[str, AfterValidator(lambda v: format_hwcost(parse_hwcost(v)))]
 Values = tuple[str, ...]
 # A filter of the run view: it changes which points are analysed.
+# fields both charts draw (a redraw of each)
+BOTH_CHARTS = affects(Part.MAIN_CHART, Part.SECOND_CHART)
 Filter = Annotated[Values, affects(Part.POINTS)]
 
 
@@ -111,10 +113,10 @@ class RunView(View):
     hide: Annotated[Values, affects(Part.CHART_STYLE)] = ()
     logx: Annotated[bool, affects(Part.CHART_STYLE)] = False
     logy: Annotated[bool, affects(Part.CHART_STYLE)] = False
-    frontier_only: Annotated[bool, affects(Part.MAIN_CHART, Part.SECOND_CHART)] = False
-    labels: Annotated[str, one_of(LABEL_CHOICES), affects(Part.MAIN_CHART, Part.SECOND_CHART)] = "conc"
+    frontier_only: Annotated[bool, BOTH_CHARTS] = False
+    labels: Annotated[str, one_of(LABEL_CHOICES), BOTH_CHARTS] = "conc"
     # issue 27: the arms' colours (`palette=tol|contrast`; Okabe-Ito by default)
-    palette: Annotated[str, one_of(PALETTE_CHOICES), affects(Part.MAIN_CHART, Part.SECOND_CHART)] = "okabe"
+    palette: Annotated[str, one_of(PALETTE_CHOICES), BOTH_CHARTS] = "okabe"
     envelope: Annotated[str, one_of(ENVELOPE_CHOICES), affects(Part.MAIN, Part.SECOND)] = "run"
     at: Annotated[PositiveX, affects(Part.RANKING, Part.MAIN_CHART)] = None
     slo: Annotated[SloText, affects(Part.MAIN, Part.SECOND)] = ""
