@@ -1,11 +1,13 @@
-"""A small thread-safe LRU, one bounded by bytes, and the store fingerprint that invalidates them
-on every ingest."""
+"""A small thread-safe LRU, one bounded by bytes, one of files that several processes share, and
+the store fingerprint that invalidates them on every ingest."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future
@@ -111,6 +113,86 @@ class ByteLRU:
             while self.bytes > self.limit:
                 _, (_, dropped) = self._items.popitem(last=False)
                 self.bytes -= dropped
+
+
+class FileLRU:
+    """Values of bytes kept as files in a directory that several processes share (the server
+    processes of one deployment), bounded by bytes: once the files pass `limit`, the oldest
+    written go until they are under three quarters of it.
+
+    A value is written whole under a temporary name and renamed, so a reader finds a whole value
+    or none; a file another process removed meanwhile is a miss. A directory that cannot be
+    written (full, read-only) keeps nothing: a miss, never an error. Each process counts what it
+    writes and looks at the whole directory when its count passes the limit or every
+    `rescan_every` writes, so the files exceed `limit` by at most what the processes write
+    between two looks."""
+
+    def __init__(self, directory: Path, limit: int, rescan_every: int = 32) -> None:
+        self.dir = directory
+        self.limit = limit
+        self.rescan_every = rescan_every
+        self.bytes = 0  # what this process knows is there (the last look, plus its writes)
+        self._writes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> bytes | None:
+        """The value of `key` (a file name: letters, digits), or None."""
+        try:
+            return (self.dir / key).read_bytes()
+        except OSError:
+            return None
+
+    def put(self, key: str, value: bytes) -> None:
+        """Keep `value` under `key` (one larger than `limit` is not kept)."""
+        if len(value) > self.limit:
+            return
+        tmp = self.dir / f".{key}.{os.getpid()}.{threading.get_ident()}"
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(value)
+            os.replace(tmp, self.dir / key)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            return
+        with self._lock:
+            self.bytes += len(value)
+            self._writes += 1
+            due = self.bytes > self.limit or self._writes % self.rescan_every == 0
+        if due:
+            self.trim()
+
+    def trim(self) -> None:
+        """Remove the oldest files while the directory holds more than `limit` bytes (down to
+        three quarters of it), and temporary files a stopped process left over a minute ago."""
+        files: list[tuple[int, str, int]] = []
+        stale = time.time_ns() - 60 * 10**9
+        try:
+            entries = list(os.scandir(self.dir))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                st = entry.stat()
+            except OSError:  # removed by another process meanwhile
+                continue
+            if entry.name.startswith("."):
+                if st.st_mtime_ns < stale:
+                    with contextlib.suppress(OSError):
+                        Path(entry.path).unlink(missing_ok=True)
+                continue
+            files.append((st.st_mtime_ns, entry.name, st.st_size))
+        total = sum(size for _, _, size in files)
+        if total > self.limit:
+            files.sort()
+            for _, name, size in files:
+                if total <= self.limit * 3 // 4:
+                    break
+                with contextlib.suppress(OSError):
+                    (self.dir / name).unlink(missing_ok=True)
+                total -= size
+        with self._lock:
+            self.bytes = total
 
 
 def file_version(path: Path) -> tuple[str, int, int]:

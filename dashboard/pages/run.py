@@ -15,12 +15,14 @@ import importlib.util
 import json
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Any
 
 from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 from dash.development.base_component import Component
 from dash.exceptions import PreventUpdate
 from plotly.io.json import to_json_plotly
+from pydantic import SecretStr
 
 from analysis.comparison.baseline import MAIN as MAIN_BASELINE
 from dashboard import components as c
@@ -44,7 +46,7 @@ from dashboard.pages.run_charts import (
 from dashboard.run_picker import register_search, run_options
 from ingest.contract.schema import RejectCol, RunCol
 from views import urls
-from views.cache import ByteLRU
+from views.cache import ByteLRU, FileLRU
 from views.query.choices import FILTERS
 from views.query.state import RunView
 from views.run_data import RunData
@@ -75,8 +77,10 @@ TABLE_BODIES = {
 TABLE_KEYS = (*TABLE_BODIES, "at")
 # Launching reads the points ticked in the points grid, so the launch tab needs that grid too.
 TABS_NEEDED = {"launch": ("launch", "points")}
-# The encoded answers of the chart callbacks kept per server process (`cached_answers`).
+# The encoded answers of the chart callbacks kept per server process (`cached_answers`), and in
+# the state directory the server processes of a deployment share.
 ANSWER_BYTES = 64 << 20
+SHARED_ANSWER_BYTES = 128 << 20
 
 
 def page_notes(data: RunData, notes: list[str]) -> Any:
@@ -381,18 +385,25 @@ def plain_components(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[
 
 
 def cached_answers(
-    fn: Callable[..., tuple[Any, ...]], cache: ByteLRU, version: Callable[[], Any]
+    fn: Callable[..., tuple[Any, ...]],
+    cache: ByteLRU,
+    version: Callable[[], Any],
+    shared: FileLRU | None = None,
+    scope: bytes = b"",
 ) -> Callable[..., tuple[Any, ...]]:
     """`fn` answering from `cache` what it answered before to the same arguments at the same
     store `version`, its outputs kept encoded (`orjson.Fragment`s: Dash's encoder writes them
-    as they are, so an answer is the same bytes whether it is computed or found).
+    as they are, so an answer is the same bytes whether it is computed or found); with `shared`,
+    also from the answers the deployment's other server processes computed (files in their
+    shared state directory, under a name that digests `scope` too: the code and the settings
+    the answers were made with, and the store).
 
     The chart callbacks' answers depend only on their arguments (the controls, the URL, the
     page's tokens) and on the store's committed version, which every request reads once
     (`Store.pinned`) and which any commit, by any process, changes: a server process finds
     only answers of the data it would read now. Many users ask for the same ones (a PR run
     with the same filters); a 1,000-point run's two charts are 0.3-0.5 MB of JSON, and the
-    cache holds at most `cache.limit` bytes. `fn` raising (PreventUpdate) is not kept."""
+    caches hold at most their limits' bytes. `fn` raising (PreventUpdate) is not kept."""
 
     import orjson  # the `fast` extra: `register` keeps no answers without it
 
@@ -405,13 +416,75 @@ def cached_answers(
         digest = hashlib.blake2b(body).digest()
         key = (fn.__name__, version(), digest)
         found: tuple[orjson.Fragment | None, ...] | None = cache.peek(key)
-        if found is None:
+        if found is not None:
+            return tuple(no_update if f is None else f for f in found)
+        name = ""
+        parts: list[bytes | None] | None = None
+        if shared is not None:
+            name = hashlib.blake2b(repr((scope, *key)).encode(), digest_size=20).hexdigest()
+            blob = shared.get(name)
+            parts = None if blob is None else unpack_parts(blob)
+        if parts is None:
             parts = [None if v is no_update else to_json_plotly(v).encode() for v in fn(*args)]
-            found = tuple(None if p is None else orjson.Fragment(p) for p in parts)
-            cache.put(key, found, sum(len(p) for p in parts if p is not None) + 200)
+            if shared is not None:
+                shared.put(name, pack_parts(parts))
+        found = tuple(None if p is None else orjson.Fragment(p) for p in parts)
+        cache.put(key, found, sum(len(p) for p in parts if p is not None) + 200)
         return tuple(no_update if f is None else f for f in found)
 
     return answer
+
+
+def pack_parts(parts: list[bytes | None]) -> bytes:
+    """An answer's encoded outputs as one value (None: no update): a JSON line of their lengths
+    (null for None), then the outputs one after another."""
+    head = json.dumps([None if p is None else len(p) for p in parts]).encode()
+    return b"\n".join([head, b"".join(p for p in parts if p is not None)])
+
+
+def unpack_parts(blob: bytes) -> list[bytes | None] | None:
+    """`pack_parts`' outputs back (None when the value is not one it wrote whole)."""
+    head, sep, body = blob.partition(b"\n")
+    try:
+        lengths = json.loads(head) if sep else None
+    except ValueError:
+        return None
+    if not isinstance(lengths, list) or not all(
+        n is None or (isinstance(n, int) and n >= 0) for n in lengths
+    ):
+        return None
+    if sum(n for n in lengths if n is not None) != len(body):
+        return None
+    parts: list[bytes | None] = []
+    at = 0
+    for n in lengths:
+        parts.append(None if n is None else body[at : at + n])
+        at += n or 0
+    return parts
+
+
+def answer_scope(app: AppContext) -> bytes:
+    """What the answers a server process computes depend on besides their arguments and the
+    store version: this code (every module's name, size and time of the packages the pages are
+    built from), the settings (their names and values, a secret only as whether one is set) and
+    the store. Processes of one deployment agree on it; another version of paretolens, or a
+    server with other settings sharing the state directory, does not."""
+    import analysis
+    import dashboard
+    import ingest
+    import views
+
+    code = []
+    for pkg in (analysis, dashboard, ingest, views):
+        root = Path(next(iter(pkg.__path__)))
+        for path in sorted(root.rglob("*.py")):
+            st = path.stat()
+            code.append((str(path.relative_to(root.parent)), st.st_size, st.st_mtime_ns))
+    settings = {
+        k: (v is not None) if isinstance(v, SecretStr) or "token" in k else str(v)
+        for k, v in sorted(vars(app.settings).items())
+    }
+    return repr((code, settings, app.source.store.uri)).encode()
 
 
 def register(dash_app: Dash, app: AppContext) -> None:
@@ -420,9 +493,15 @@ def register(dash_app: Dash, app: AppContext) -> None:
     cb = RunCallbacks(app)
     # Kept answers are orjson fragments, which only orjson (the `fast` extra) writes as they are.
     answers = ByteLRU(ANSWER_BYTES if importlib.util.find_spec("orjson") is not None else 0)
+    # The deployment's server processes share what each computed (their state directory).
+    state = app.settings.state_dir
+    shared = FileLRU(state / "answers", SHARED_ANSWER_BYTES) if state is not None else None
+    scope = answer_scope(app) if shared is not None and answers.limit else b""
 
     def charts(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[Any, ...]]:
-        return cached_answers(fn, answers, app.source.store.version) if answers.limit else fn
+        if not answers.limit:
+            return fn
+        return cached_answers(fn, answers, app.source.store.version, shared, scope)
 
     controls = (Input(control(ALL), "value"), State(control(ALL), "id"))
     point = Output(control("point"), "value", allow_duplicate=True)

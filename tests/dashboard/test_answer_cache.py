@@ -3,6 +3,7 @@ bytes as computed afresh, over many control states, and a new answer after a com
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 from pathlib import Path
@@ -19,7 +20,7 @@ from ingest.store import Store
 from paretolens.settings import Settings
 from tests.dashboard.conftest import FIXTURES, RUNS
 from tests.reliability import _load_client as lc
-from views.cache import ByteLRU
+from views.cache import ByteLRU, FileLRU
 
 UPDATE = "/_dash-update-component"
 BYTES = run_page.ANSWER_BYTES  # (the tests set it per app)
@@ -148,3 +149,85 @@ def test_arguments_orjson_cannot_write_are_answered_and_not_kept() -> None:
     assert len(cache) == 0
     kept = answer(1, [{"field": 3}])
     assert len(cache) == 1 and answer(1, [{"field": 3}]) == kept and len(calls) == 3
+
+
+def test_a_file_lru_shares_values_between_holders_within_its_bytes(tmp_path: Path) -> None:
+    """Two holders of one directory (two server processes) find each other's values; past the
+    limit the oldest written go (down to three quarters of it); a value over the limit, or a
+    directory that cannot be written, keeps nothing and raises nothing."""
+    # `one` looks at the whole directory at each write, `two` at its 32nd (or past the limit)
+    one, two = FileLRU(tmp_path / "answers", 100, 1), FileLRU(tmp_path / "answers", 100)
+    assert one.get("a") is None
+    one.put("a", b"x" * 40)
+    two.put("b", b"y" * 20)
+    assert (two.get("a"), one.get("b"), two.bytes) == (b"x" * 40, b"y" * 20, 20)
+    for age, name in enumerate(("a", "b")):  # "a" written first, "b" next, then "c"
+        os.utime(tmp_path / "answers" / name, ns=(10**18 + age, 10**18 + age))
+    one.put("c", b"z" * 45)  # 105 bytes: the oldest go until at most 75 are left ("a")
+    assert (one.get("a"), one.get("b"), two.get("c"), one.bytes) == (None, b"y" * 20, b"z" * 45, 65)
+    one.put("big", b"w" * 101)
+    assert one.get("big") is None and sorted(os.listdir(tmp_path / "answers")) == ["b", "c"]
+    # a temporary file a stopped process left: removed once over a minute old, never read
+    left = tmp_path / "answers" / ".d.123.456"
+    left.write_bytes(b"half")
+    one.trim()
+    assert left.exists() and one.get("d") is None
+    os.utime(left, ns=(0, 0))
+    one.trim()
+    assert not left.exists() and one.bytes == 65
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    nowhere = FileLRU(blocked / "answers", 100)
+    nowhere.put("a", b"x")
+    assert nowhere.get("a") is None and nowhere.bytes == 0
+
+
+def test_packed_answers_read_back_and_damaged_ones_are_misses() -> None:
+    parts = [b'{"a":1}', None, b"[]", b""]
+    assert run_page.unpack_parts(run_page.pack_parts(parts)) == parts
+    packed = run_page.pack_parts(parts)
+    for bad in (packed[:-1], b"", b"nonsense", b"[1,-2]\nab", b'{"a":1}\nx', packed + b"x"):
+        assert run_page.unpack_parts(bad) is None
+
+
+@pytest.mark.slow  # about 6 s: 120 chart requests to three apps
+def test_server_processes_answer_from_what_the_others_computed(
+    store: Store, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two apps sharing a state directory (two processes of one deployment, each with its own
+    memory): what one computed, the other answers from the shared files without running the
+    callbacks, the same bytes as an app that caches nothing; an app with other settings over
+    the same directory shares nothing with them."""
+    calls: list[str] = []
+    for name in ("on_controls", "on_second"):
+        method = getattr(run_page.RunCallbacks, name)
+
+        def counted(self: Any, *args: Any, _name: str = name, _method: Any = method) -> Any:
+            calls.append(_name)
+            return _method(self, *args)
+
+        monkeypatch.setattr(run_page.RunCallbacks, name, counted)
+    shared = settings.model_copy(update={"state_dir": tmp_path / "state"})
+    fresh = _app(store, settings, 0, monkeypatch).server.test_client()
+    one = _app(store, shared, BYTES, monkeypatch).server.test_client()
+    two = _app(store, shared, BYTES, monkeypatch).server.test_client()
+    rng = random.Random(11)
+    bodies: list[dict[str, Any]] = []
+    for run in ("dsr1", "mtp"):
+        for main, second in Page(fresh, run).changes(rng, 10):
+            bodies += [main, second]
+    want = _answers(fresh, bodies)
+    calls.clear()
+    assert _answers(one, bodies) == want
+    computed = len(calls)
+    ignored = sum(status == 204 for status, _ in want)  # PreventUpdate: never kept
+    assert ignored < computed <= len(bodies)  # (a change drawn twice is computed once)
+    files = os.listdir(tmp_path / "state" / "answers")
+    assert 0 < len(files) <= len(bodies) - ignored
+    calls.clear()
+    assert _answers(two, bodies) == want
+    assert calls == ["on_second"] * ignored
+    other = shared.model_copy(update={"allowed_hosts": "localhost,127.0.0.1,::1,example.org"})
+    three = _app(store, other, BYTES, monkeypatch).server.test_client()
+    calls.clear()
+    assert _answers(three, bodies) == want and len(calls) == computed
