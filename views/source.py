@@ -9,7 +9,7 @@ view (`views.compare_data`). The named tables built from them are in `views.tabl
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -117,13 +117,16 @@ class DataSource:
         framework and precision exactly and a model key starting with the run's, so a run with
         no such configuration (the store's configuration summary says) is not read. Which runs
         those are is worked out at the first read of another run than `run_id`."""
-        found: list[set[str]] = []
+
+        @cache
+        def sharing() -> set[str]:
+            return self._sharing(run_id)
 
         def read(query: Query, ids: list[str]) -> pl.DataFrame:
-            if any(r != run_id for r in ids) and not found:
-                found.append(self._sharing(run_id))
-            sharing = found[0] if found else set()
-            return self.store.collect(query, [r for r in ids if r == run_id or r in sharing])
+            others = any(r != run_id for r in ids)
+            return self.store.collect(
+                query, [r for r in ids if r == run_id or (others and r in sharing())]
+            )
 
         return read
 
