@@ -36,7 +36,7 @@ from dash import Dash, Input, Output, State, html
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from dashboard import components as c
-from dashboard import compress, routes
+from dashboard import compress, encode, routes
 from dashboard.context import AppContext, app_context
 from dashboard.figures.style import WEBGL_THRESHOLD
 from dashboard.ids import Id
@@ -100,6 +100,12 @@ class _Dash(Dash):
 
     def _setup_plotlyjs(self) -> None:
         self._plotlyjs_url = ""
+
+    def serve_layout(self) -> Any:
+        # plotly's encoder's bytes without its Python walk of every figure (dashboard/encode.py)
+        return self.backend.make_response(
+            encode.to_json(self.get_layout()), mimetype="application/json"
+        )
 
     def interpolate_index(
         self,

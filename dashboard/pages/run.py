@@ -21,12 +21,11 @@ from typing import Any
 from dash import ALL, ClientsideFunction, Dash, Input, Output, State, dcc, html, no_update
 from dash.development.base_component import Component
 from dash.exceptions import PreventUpdate
-from plotly.io.json import to_json_plotly
 from pydantic import SecretStr
 
 from analysis.comparison.baseline import MAIN as MAIN_BASELINE
 from dashboard import components as c
-from dashboard import forged
+from dashboard import encode, forged
 from dashboard.context import AppContext
 from dashboard.figures import updates
 from dashboard.ids import Id, control
@@ -378,7 +377,7 @@ def plain_components(fn: Callable[..., tuple[Any, ...]]) -> Callable[..., tuple[
     @wraps(fn)
     def answer(*args: Any) -> tuple[Any, ...]:
         return tuple(
-            json.loads(to_json_plotly(v)) if isinstance(v, Component) else v for v in fn(*args)
+            json.loads(encode.to_json(v)) if isinstance(v, Component) else v for v in fn(*args)
         )
 
     return answer
@@ -425,7 +424,7 @@ def cached_answers(
             blob = shared.get(name)
             parts = None if blob is None else unpack_parts(blob)
         if parts is None:
-            parts = [None if v is no_update else to_json_plotly(v).encode() for v in fn(*args)]
+            parts = [None if v is no_update else encode.to_json(v).encode() for v in fn(*args)]
             if shared is not None:
                 shared.put(name, pack_parts(parts))
         found = tuple(None if p is None else orjson.Fragment(p) for p in parts)
