@@ -23,6 +23,7 @@ on runs of the history; the filter change's target is judged on the client's lat
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -204,7 +205,6 @@ def _load_runs(store: Path) -> tuple[list[str], list[str]]:
 def measure_load(store: Path, seconds: float) -> dict[str, Any]:
     """Serve the history with `paretolens serve --workers 2`, warm both processes on the pages
     the users open, run the 50 users, stop the server; the client's samples and load average."""
-    import os
     import signal
     import urllib.request
     from concurrent.futures import ThreadPoolExecutor
@@ -239,8 +239,12 @@ def measure_load(store: Path, seconds: float) -> dict[str, Any]:
                     raise RuntimeError("serve --workers did not answer within 300 s") from None
                 time.sleep(0.5)
         started = time.perf_counter() - t0
-        pages = [layout_url(urls.runs(r)) for r in runs] + [layout_url("/")]
-        pages.append(layout_url(urls.compare(CompareView(base=pair[0], candidate=pair[1]))))
+        # The pages the users open: each run page's HTML and layout, the index, the compare page.
+        pages = [u for r in runs for u in (urls.runs(r), layout_url(urls.runs(r)))]
+        pages += [
+            layout_url("/"),
+            layout_url(urls.compare(CompareView(base=pair[0], candidate=pair[1]))),
+        ]
 
         def fetch(url: str) -> None:
             with urllib.request.urlopen(base + url, timeout=120) as resp:
@@ -249,6 +253,9 @@ def measure_load(store: Path, seconds: float) -> dict[str, Any]:
         # Each page several times, four at once, so that both processes have served it.
         with ThreadPoolExecutor(4) as pool:
             list(pool.map(fetch, pages * 6))
+        # Then until the processes are idle: each app's warm-up thread (the main baseline's rows,
+        # the static files compressed) has finished, so the users meet a server that is running.
+        quiet = wait_idle(proc.pid)
         result, load = drive_users(base, runs, pair, seconds)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -257,7 +264,34 @@ def measure_load(store: Path, seconds: float) -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    return {**result, "load": load, "runs": runs, "pair": pair, "started": started}
+    return {**result, "load": load, "runs": runs, "pair": pair, "started": started, "quiet": quiet}
+
+
+def wait_idle(session: int, window: float = 1.0, idle: float = 0.05, limit: float = 120.0) -> float:
+    """Wait until the processes of a session (a server and its workers) use under `idle` of a
+    CPU over `window` seconds (at most `limit` seconds); the seconds waited."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def cpu() -> float:
+        total = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == session:  # the session id (field 6 of /proc/PID/stat)
+                total += int(fields[11]) + int(fields[12])  # utime + stime
+        return total / tick
+
+    t0 = time.perf_counter()
+    before = cpu()
+    while time.perf_counter() - t0 < limit:
+        time.sleep(window)
+        now = cpu()
+        if now - before < idle * window:
+            break
+        before = now
+    return time.perf_counter() - t0
 
 
 def _load_figures(got: dict[str, Any], seconds: float, cmd: str) -> list[Figure]:
@@ -270,8 +304,10 @@ def _load_figures(got: dict[str, Any], seconds: float, cmd: str) -> list[Figure]
     every = [dt for _k, dt, _s in got["samples"]]
     note = (
         f"{USERS} users for {seconds:.0f} s against `paretolens serve --workers "
-        f"{LOAD_WORKERS} --threads 8` (gunicorn; both processes warmed on the pages first, "
-        f"{got['started']:.0f} s to answer after start) over the whole history; run pages "
+        f"{LOAD_WORKERS} --threads 8` (gunicorn; {got['started']:.0f} s to answer after start; "
+        "both processes warmed on the pages the users open (each run page's HTML and layout, the "
+        f"index, the compare page), then idle after {got['quiet']:.0f} s more) over the whole "
+        "history; run pages "
         f"{', '.join(f'`{r}`' for r in got['runs'])}, compare `{got['pair'][0]}` against "
         f"`{got['pair'][1]}`. {len(every)} requests, {len(got['errors'])} errors; load average "
         f"(1 min) median {sorted(load)[len(load) // 2]:.2f} during the run (max {max(load):.2f}). "
