@@ -158,6 +158,13 @@ class Store:
         """The store's committed version (-1: nothing stored yet); every cache keys on it."""
         return self.snapshot().version
 
+    def table_id(self) -> str:
+        """The Delta table's id, given when it was created ("" before): a store made again at
+        the same place counts its versions from 0 again under another id."""
+        with self._head_lock:
+            head = self._head_snapshot()[1]
+        return "" if head is None else str(head.metadata().id)
+
     # ---- transactions --------------------------------------------------------------------------
     def _txn(self) -> _Txn | None:
         txn: _Txn | None = getattr(self._local, "txn", None)

@@ -466,7 +466,7 @@ def answer_scope(app: AppContext) -> bytes:
     """What the answers a server process computes depend on besides their arguments and the
     store version: this code (every module's name, size and time of the packages the pages are
     built from), the settings (their names and values, a secret only as whether one is set) and
-    the store. Processes of one deployment agree on it; another version of paretolens, or a
+    the store (its place and its table's id). Processes of one deployment agree on it; another version of paretolens, or a
     server with other settings sharing the state directory, does not."""
     import analysis
     import dashboard
@@ -483,7 +483,8 @@ def answer_scope(app: AppContext) -> bytes:
         k: (v is not None) if isinstance(v, SecretStr) or "token" in k else str(v)
         for k, v in sorted(vars(app.settings).items())
     }
-    return repr((code, settings, app.source.store.uri)).encode()
+    store = app.source.store
+    return repr((code, settings, store.uri, store.table_id())).encode()
 
 
 def register(dash_app: Dash, app: AppContext) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -230,6 +231,10 @@ def run_gunicorn(settings: Settings, store: Path, *, workers: int, threads: int)
     (`paretolens.wsgi`) and share the state directory: the settings' one, or a temporary one
     removed when the server stops."""
     with tempfile.TemporaryDirectory(prefix="paretolens-state-") as tmp:
+        # The chart answers an earlier server kept (dashboard.pages.run.cached_answers) are not
+        # this one's to find: its store may have been made again since.
+        if settings.state_dir is not None:
+            shutil.rmtree(Path(settings.state_dir) / "answers", ignore_errors=True)
         env = dict(os.environ)
         env.update(
             PARETOLENS_STORE=str(Path(store).resolve()),

@@ -231,3 +231,35 @@ def test_server_processes_answer_from_what_the_others_computed(
     three = _app(store, other, BYTES, monkeypatch).server.test_client()
     calls.clear()
     assert _answers(three, bodies) == want and len(calls) == computed
+
+
+def test_a_store_made_again_in_its_place_finds_no_earlier_answer(
+    tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store removed and made again at the same place counts its versions from 0 again: its
+    table's id is new, so an app over it (same settings, same state directory) computes the
+    answers an app over the old store left in the directory."""
+    root = tmp_path / "store"
+    assert Store(root).table_id() == ""  # nothing stored yet
+    shutil.copytree(settings.store, root)
+    local = settings.model_copy(update={"store": root, "state_dir": tmp_path / "state"})
+    old = _app(Store(root), local, BYTES, monkeypatch).server.test_client()
+    page = Page(old, "dsr1")
+    main, _second = page.bodies(*lc._changed(random.Random(3), page.page))
+    before = Store(root).table_id()
+    _answers(old, [main])
+    assert len(os.listdir(tmp_path / "state" / "answers")) == 1
+    shutil.rmtree(root)
+    shutil.copytree(settings.store, root)  # the same rows, versions and place; a new table id
+    remade = Store(root)
+    assert remade.version() == Store(settings.store).version()
+    assert remade.table_id() == before  # a copy keeps its log, and so its id
+    version = remade.version()
+    shutil.rmtree(root)
+    again = Store(root)
+    while again.version() < version:  # made again up to the old store's version
+        ingest_paths([FIXTURES / RUNS["dsr1"][0]], again, run_id="dsr1")
+    assert again.version() == version and again.table_id() not in ("", before)
+    new = _app(Store(root), local, BYTES, monkeypatch).server.test_client()
+    _answers(new, [main])
+    assert len(os.listdir(tmp_path / "state" / "answers")) == 2
