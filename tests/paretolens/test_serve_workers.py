@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -19,6 +21,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +29,7 @@ from dashboard.app import layout_url
 from ingest.bundled import SAMPLES_DIR
 from ingest.pipeline import ingest_paths
 from ingest.store import Store
+from tests.reliability import _load_client as lc
 
 pytestmark = [
     pytest.mark.slow,
@@ -56,11 +60,14 @@ class Server:
     def _lines(self) -> list[str]:
         return self.log.read_text().splitlines() if self.log.exists() else []
 
-    def get(self, path: str) -> tuple[int, str, str]:
-        """One request on a new connection: (status, body, pid of the process that answered)."""
+    def get(self, path: str, body: Any = None) -> tuple[int, str, str]:
+        """One request on a new connection (a POST of `body` as JSON when given): (status,
+        body, pid of the process that answered)."""
         before = len(self._lines())
         try:
-            req = urllib.request.Request(self.base + path)
+            data = None if body is None else json.dumps(body).encode()
+            headers = {} if body is None else {"Content-Type": "application/json"}
+            req = urllib.request.Request(self.base + path, data=data, headers=headers)
             with urllib.request.urlopen(req, timeout=60) as resp:
                 status, body = resp.status, resp.read().decode()
         except urllib.error.HTTPError as exc:
@@ -71,12 +78,15 @@ class Server:
             time.sleep(0.02)
         return status, body, lines[before].split()[0]
 
-    def through_both(self, path: str, tries: int = 80) -> dict[str, tuple[int, str]]:
-        """`path` requested until both processes answered it: pid -> (status, body)."""
+    def through_both(
+        self, path: str, tries: int = 80, body: Any = None
+    ) -> dict[str, tuple[int, str]]:
+        """`path` requested (posted `body`) until both processes answered it: pid -> (status,
+        body)."""
         seen: dict[str, tuple[int, str]] = {}
         for _ in range(tries):
-            status, body, pid = self.get(path)
-            seen.setdefault(pid, (status, body))
+            status, text, pid = self.get(path, body)
+            seen.setdefault(pid, (status, text))
             if len(seen) == 2:
                 return seen
         raise AssertionError(f"{tries} requests of {path} all reached one process: {list(seen)}")
@@ -94,6 +104,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
         "GUNICORN_CMD_ARGS": f"--access-logfile {log} --access-logformat '%(p)s %(s)s %(U)s'",
     }
     env.pop("PARETOLENS_TOKEN", None)
+    env["PARETOLENS_STATE_DIR"] = str(tmp_path / "state")  # what the two processes share
     cmd = [str(CLI), "serve", "--workers", "2", "--threads", "2", "--store", str(root)]
     out = tmp_path / "serve.out"
     with out.open("wb") as sink:
@@ -161,3 +172,28 @@ def test_both_processes_show_a_run_ingested_while_they_serve(
         KIMI_TPUT, rel=1e-12
     )
     assert {r["run_id"] for r in rows} == {KIMI}
+
+
+def test_a_chart_answer_one_process_computed_the_other_finds(
+    server: Server, tmp_path: Path
+) -> None:
+    """A control change on a run page (the main chart's callback, as the page posts it): the
+    process that gets it first computes the answer and keeps it in the state directory the two
+    share; the other answers the same bytes from that file, without writing it again."""
+    run = "gpt-oss-120b-disagg"
+    page = f"/inference?unofficialRun={run}"
+    status, text, _pid = server.get(layout_url(page))
+    assert status == 200
+    controls = lc._controls(json.loads(text))
+    deps = json.loads(server.get("/_dash-dependencies")[1])
+    dep = next(d for d in deps if "main-chart.figure" in d["output"])
+    values, k = lc._changed(random.Random(2), controls)
+    body = lc._change(dep, controls, values, k, "?unofficialRun=" + run)
+    answers = tmp_path / "state" / "answers"
+    status, first, pid = server.get("/_dash-update-component", body)
+    assert status == 200 and '"main-chart"' in first
+    (kept,) = list(answers.iterdir())
+    inode = kept.stat().st_ino
+    both = server.through_both("/_dash-update-component", body=body)
+    assert {s for s, _ in both.values()} == {200} and {b for _, b in both.values()} == {first}
+    assert pid in both and [f.stat().st_ino for f in answers.iterdir()] == [inode]
