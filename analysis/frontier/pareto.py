@@ -18,7 +18,7 @@ import polars as pl
 import pyarrow as pa
 from polars import CompatLevel
 
-from analysis.frontier.codes import dense_codes, gather, key_ranks, spread
+from analysis.frontier.codes import columns, dense_codes, gather, key_ranks, rows_of, spread
 from analysis.frontier.dominance import (
     BoolArray,
     FloatArray,
@@ -225,16 +225,16 @@ class ArmSets:
         """Hash the arm columns once; groups are coded on one row per arm."""
         arm_by = list(arm_columns(by))
         arm, arm_first = dense_codes(points, arm_by)
-        arm_keys = gather(points.select(arm_by), arm_first)
+        arm_keys = gather(columns(points, arm_by), arm_first)
         group_of_arm, group_first = dense_codes(arm_keys, list(by))
         # one row per group (no key columns when `by` is empty: one group)
-        group_keys = gather(arm_keys.select(list(by)), group_first, len(group_first))
+        group_keys = gather(columns(arm_keys, list(by)), group_first, len(group_first))
         return cls(
             arm=arm,
             group=group_of_arm[arm],
             arm_first=arm_first,
-            arm_keys=arm_keys.with_columns(pl.Series("__rank", key_ranks(arm_keys))),
-            group_keys=group_keys.with_columns(pl.Series("__rank", key_ranks(group_keys))),
+            arm_keys=arm_keys.hstack([pl.Series("__rank", key_ranks(arm_keys))]),
+            group_keys=group_keys.hstack([pl.Series("__rank", key_ranks(group_keys))]),
         )
 
 
@@ -310,7 +310,7 @@ def dominated_lists(front_ids: pl.Series, lo: IntArray, counts: IntArray) -> pl.
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     flat = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1] - lo, counts)
-    values = front_ids.gather(flat).to_arrow(compat_level=CompatLevel.newest())
+    values = rows_of(front_ids, flat).to_arrow(compat_level=CompatLevel.newest())
     if offsets[-1] < _LIST_OFFSETS_32:  # polars takes 32-bit offsets as they are, no cast
         return pl.Series("dominated_by", pa.ListArray.from_arrays(offsets.astype(np.int32), values))
     arr = pa.LargeListArray.from_arrays(pa.array(offsets), values)
