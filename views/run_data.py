@@ -44,7 +44,7 @@ from views.baseline import Baseline, Read, build_baseline
 from views.cache import LRU, store_version
 from views.facets import ARM_NAME, Option, arm_names, arm_order, facets, filter_expr
 from views.master_configs import yaml_problem
-from views.planes import chart_plane, verdict_points
+from views.planes import chart_plane, point_hover, verdict_points
 from views.query.affects import DATA_PARTS, Part, fields_affecting, fields_sparing
 from views.query.state import RunView
 
@@ -270,17 +270,26 @@ class RunData:
         )
 
     @cached_property
+    def hover(self) -> pl.DataFrame:
+        """The hover columns and labels of the points, which both charts' planes join on."""
+        return self._shared("hover", POINT_FIELDS, lambda: point_hover(self.points))
+
+    @cached_property
     def main_plane(self) -> pl.DataFrame:
         """What the main chart draws: analysis rows plus hover columns."""
         return self._shared(
-            "main_plane", MAIN_FIELDS, lambda: chart_plane(self.analysis, self.points, self.names)
+            "main_plane",
+            MAIN_FIELDS,
+            lambda: chart_plane(self.analysis, self.points, self.names, self.hover),
         )
 
     @cached_property
     def second_plane(self) -> pl.DataFrame:
         """What the second chart draws."""
         return self._shared(
-            "second_plane", SECOND_FIELDS, lambda: chart_plane(self.second, self.points, self.names)
+            "second_plane",
+            SECOND_FIELDS,
+            lambda: chart_plane(self.second, self.points, self.names, self.hover),
         )
 
     @cached_property
