@@ -9,7 +9,7 @@ later step works on int64 arrays.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -84,7 +84,7 @@ def key_ranks(keys: pl.DataFrame) -> IntArray:
     return ranks - int(ranks.min())
 
 
-@cache
+@lru_cache(maxsize=256)
 def _changed(cols: tuple[str, ...]) -> pl.Expr:
     """The running count of distinct keys along rows sorted by `cols` (built once per set of
     key columns: an expression is immutable)."""

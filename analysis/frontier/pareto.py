@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -84,16 +85,23 @@ def arm_columns(by: Sequence[str]) -> tuple[str, ...]:
 def axis_problems(points: pl.DataFrame, x: str, y: str) -> pl.Series:
     """Why each row cannot go on the x/y plane (null when it can), e.g. 'missing p90_ttft'."""
     bad = np.flatnonzero(points.select(axis_unusable(x, y)).to_series().to_numpy())
-    joined = pl.concat_str(
+    # the strings are built for the unusable rows only
+    reasons = gather(columns(points, dict.fromkeys([x, y])), bad).select(_axis_reasons(x, y))
+    return spread(reasons.to_series(), bad, points.height).alias("excluded_reason")
+
+
+@lru_cache(maxsize=256)
+def _axis_reasons(x: str, y: str) -> pl.Expr:
+    """The reasons `axis_problems` gives, built once per pair of axes."""
+    return pl.concat_str(
         [first_reason(checks) for checks in _axis_checks(x, y)], separator="; ", ignore_nulls=True
     )
-    # the strings are built for the unusable rows only
-    reasons = gather(points.select(*dict.fromkeys([x, y])), bad).select(joined).to_series()
-    return spread(reasons, bad, points.height).alias("excluded_reason")
 
 
+@lru_cache(maxsize=256)
 def axis_unusable(x: str, y: str) -> pl.Expr:
-    """True where a row cannot go on the x/y plane (where `axis_problems` names a reason)."""
+    """True where a row cannot go on the x/y plane (where `axis_problems` names a reason);
+    built once per pair of axes (an expression is immutable)."""
     conds = [cond for checks in _axis_checks(x, y) for cond, _ in checks]
     return pl.any_horizontal(conds).fill_null(False)
 
@@ -101,19 +109,20 @@ def axis_unusable(x: str, y: str) -> pl.Expr:
 Check = tuple[pl.Expr, pl.Expr]  # (condition, the reason it gives when it holds)
 
 
-def _axis_checks(x: str, y: str) -> list[list[Check]]:
+@lru_cache(maxsize=256)
+def _axis_checks(x: str, y: str) -> tuple[tuple[Check, ...], ...]:
     """Per axis column, its checks in order (the first that holds is the column's reason)."""
     out = []
     for col in dict.fromkeys([x, y]):
         v = pl.col(col).cast(pl.Float64)
         out.append(
-            [
+            (
                 (v.is_null() | v.is_nan(), pl.lit(f"missing {col}")),
                 (v.is_infinite(), pl.lit(f"non-finite {col}")),
                 (v <= 0, pl.format(f"non-positive {col} ({{}})", v)),
-            ]
+            )
         )
-    return out
+    return tuple(out)
 
 
 def first_reason(checks: Sequence[Check]) -> pl.Expr:

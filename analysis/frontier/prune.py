@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -169,22 +170,26 @@ def _placeable_masks(
     points: pl.DataFrame, x: str, y: str, max_error_rate: float
 ) -> tuple[BoolArray, BoolArray]:
     """(`invalid_mask(..., errors=False)`, the error-rate check) in one pass, input order."""
-    (error, _), *rest = _run_checks(max_error_rate)
-    unplaceable = pl.any_horizontal(axis_unusable(x, y), *(cond for cond, _ in rest))
-    masks = points.select(
-        unplaceable.fill_null(False).alias("u"), error.fill_null(False).alias("f")
-    )
+    masks = points.select(*_placeable_exprs(x, y, max_error_rate))
     return masks.get_column("u").to_numpy(), masks.get_column("f").to_numpy()
 
 
-def _run_checks(max_error_rate: float) -> list[Check]:
+@lru_cache(maxsize=256)
+def _placeable_exprs(x: str, y: str, max_error_rate: float) -> tuple[pl.Expr, pl.Expr]:
+    (error, _), *rest = _run_checks(max_error_rate)
+    unplaceable = pl.any_horizontal(axis_unusable(x, y), *(cond for cond, _ in rest))
+    return unplaceable.fill_null(False).alias("u"), error.fill_null(False).alias("f")
+
+
+@lru_cache(maxsize=256)
+def _run_checks(max_error_rate: float) -> tuple[Check, ...]:
     """The checks of how a point's benchmark went (each names its own reason); the error-rate
     check first (a point past its arm's knee with a high error rate is post-cliff instead)."""
     err = pl.col(Col.ERROR_RATE)
-    return [
+    return (
         (err > max_error_rate, pl.format(f"error rate {{}} > {max_error_rate:g}", err.round(3))),
         (pl.col(Col.NUM_REQUESTS_SUCCESSFUL) == 0, pl.lit("no successful requests")),
-    ]
+    )
 
 
 # verdict codes (index into _VERDICTS)
