@@ -121,7 +121,11 @@ class RunData:
 
     @cached_property
     def catalog(self) -> pl.DataFrame:
-        """Catalog rows of the view's runs, in the view's order."""
+        """Catalog rows of the view's runs, in the view's order (the same for every filter: made
+        once per runs and store version)."""
+        return self._shared("catalog", RUN_FIELDS, self._catalog)
+
+    def _catalog(self) -> pl.DataFrame:
         runs = self.source.runs()
         order = {r: i for i, r in enumerate(self.view.runs)}
         return (
@@ -230,7 +234,7 @@ class RunData:
     @cached_property
     def arm_order(self) -> dict[str, int]:
         """Arm id -> colour index, stable under filtering (sorted by name)."""
-        return arm_order(self.names)
+        return self._shared("arm_order", RUN_FIELDS, lambda: arm_order(self.names))
 
     @property
     def group_by(self) -> tuple[str, ...]:
@@ -438,9 +442,7 @@ class RunData:
 
     def not_drawn(self, plane: pl.DataFrame) -> list[str]:
         """Why points are missing from a chart (no axis value), so nothing vanishes silently."""
-        bad = plane.filter(
-            pl.col("x").is_null() | pl.col("y").is_null() | (pl.col("x") <= 0) | (pl.col("y") <= 0)
-        )
+        bad = plane.filter(_NOT_DRAWN)
         if bad.height == 0:
             return []
         counts = bad.group_by("reason").len().sort("len", "reason", descending=[True, False])
@@ -451,3 +453,7 @@ class RunData:
         the view."""
         rows = self.points_table.filter(pl.col(Col.POINT_ID) == point_id)
         return rows.row(0, named=True) if rows.height else None
+
+
+# A plane row with no axis value to draw (built once: an expression is immutable).
+_NOT_DRAWN = pl.col("x").is_null() | pl.col("y").is_null() | (pl.col("x") <= 0) | (pl.col("y") <= 0)
