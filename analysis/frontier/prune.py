@@ -243,8 +243,9 @@ def analyze_points(
     sets = ArmSets.of(points, group_by)
     order, arm_ordered = _output_order(points, sets, [c for c in group_by if c in ident])
     v = _judge_rows(points, sets, order, arm_ordered, x, y, cliff, max_error_rate, slo)
-    axes = [pl.col(x).cast(pl.Float64).alias("x"), pl.col(y).cast(pl.Float64).alias("y")]
-    table = gather(points.select(*ident, *axes), order).hstack(
+    axes = [points.get_column(c).cast(pl.Float64).alias(a) for c, a in ((x, "x"), (y, "y"))]
+    picked = columns(points, ident).hstack(axes) if ident else pl.DataFrame(axes)
+    table = gather(picked, order).hstack(
         _verdict_columns(points, order, v, x, y, max_error_rate, max_dominated_by, slo)
     )
     lines = frontier_lines(v.judgement, v.judged_rows, sets, PolylineColumns.of(points, x, y))
