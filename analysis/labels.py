@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.frontier.codes import columns, dense_codes, gather, rows_of
 from ingest.contract.col import Col
 
 
@@ -121,16 +122,11 @@ def parallelism_labels(points: pl.DataFrame) -> pl.Series:
     cols = [c for c in _FIELDS if c in points.columns]
     if not cols:
         return pl.Series("parallelism", ["TP?"] * points.height, dtype=pl.String)
-    topo = points.select(cols)
-    distinct = topo.unique(maintain_order=True)
-    labels = [parallelism_label(r) for r in distinct.iter_rows(named=True)]
-    keyed = distinct.with_columns(pl.Series("parallelism", labels, dtype=pl.String))
-    return (
-        topo.with_row_index("__row")
-        .join(keyed, on=cols, how="left", nulls_equal=True)
-        .sort("__row")
-        .get_column("parallelism")
-    )
+    topo = columns(points, cols)
+    # each distinct topology (nulls equal), in order of first appearance, labelled once
+    codes, first = dense_codes(topo, cols)
+    labels = [parallelism_label(r) for r in gather(topo, first).iter_rows(named=True)]
+    return rows_of(pl.Series("parallelism", labels, dtype=pl.String), codes)
 
 
 __all__ = ["parallelism_label", "parallelism_labels", "segment_label"]

@@ -7,8 +7,11 @@ Every plane also carries the point's InferenceX parallelism label (`parallelism`
 
 from __future__ import annotations
 
+from functools import cache
+
 import polars as pl
 
+from analysis.frontier.codes import columns
 from analysis.frontier.prune import Analysis
 from analysis.labels import parallelism_labels
 from ingest.contract.col import Col
@@ -54,6 +57,12 @@ HARNESS_OF_VARIANT: dict[str, str] = {
 def harness_exprs() -> list[pl.Expr]:
     """`harness` and `harness_version` of each point: what its result file names (`metadata`),
     else the harness of its reader's format; the version when the file states it."""
+    return list(_harness_exprs())
+
+
+@cache
+def _harness_exprs() -> tuple[pl.Expr, ...]:
+    """Built once (an expression is immutable; the mapping of formats is a list of literals)."""
     meta = pl.col(Col.METADATA)
     variant = pl.col(Col.SCHEMA_VARIANT)
     name = pl.coalesce(
@@ -66,7 +75,7 @@ def harness_exprs() -> list[pl.Expr]:
         meta.str.json_path_match("$.tool_version"),
         meta.str.json_path_match("$.aiperf_version"),
     )
-    return [name.alias(HARNESS), version.alias(HARNESS_VERSION)]
+    return name.alias(HARNESS), version.alias(HARNESS_VERSION)
 
 
 TOPOLOGY = "topology"
@@ -95,12 +104,18 @@ TOPOLOGY_FIELDS: tuple[Col, ...] = (
 
 def topology_expr(points: pl.DataFrame) -> pl.Expr:
     """'tp=8 ep=8 dp_attention=true ...': every topology field the point has a value for."""
+    have = set(points.columns)
+    return _topology(tuple(c for c in TOPOLOGY_FIELDS if c in have))
+
+
+@cache
+def _topology(fields: tuple[str, ...]) -> pl.Expr:
+    """`topology_expr` over these fields, built once per set of fields."""
     parts = [
         pl.when(pl.col(c).is_not_null()).then(
             pl.format(f"{c}={{}}", pl.col(c).cast(pl.String).str.to_lowercase())
         )
-        for c in TOPOLOGY_FIELDS
-        if c in points.columns
+        for c in fields
     ]
     if not parts:
         return pl.lit("")
@@ -114,18 +129,31 @@ def labelled(points: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def table_plane(table: pl.DataFrame, points: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
-    """What a chart draws of some analysis rows: the hover columns, labels and arm names."""
-    extra = [c for c in HOVER_COLUMNS if c not in table.columns]
-    lab = labelled(points)
-    plane = table.join(
-        points.select(Col.POINT_ID, *extra, *harness_exprs()).join(
-            lab, on=Col.POINT_ID, how="left"
-        ),
-        on=Col.POINT_ID,
-        how="left",
-    )
-    return plane.with_columns(profiled_requests()).join(names, on=Col.ARM_ID, how="left")
+def point_hover(points: pl.DataFrame) -> pl.DataFrame:
+    """Per point (by `point_id`): the `HOVER_COLUMNS`, the harness, the topology and the
+    parallelism label: what `table_plane` joins onto analysis rows, made once for every plane
+    of the same points."""
+    hover = points.select(Col.POINT_ID, *HOVER_COLUMNS, *_harness_exprs())
+    if points.get_column(Col.POINT_ID).n_unique() == points.height:
+        # one row per id: the labels line up with the rows, no join needed
+        return hover.hstack(labelled(points).drop(Col.POINT_ID))
+    return hover.join(labelled(points), on=Col.POINT_ID, how="left")
+
+
+def table_plane(
+    table: pl.DataFrame,
+    points: pl.DataFrame,
+    names: pl.DataFrame,
+    hover: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """What a chart draws of some analysis rows: the hover columns, labels and arm names
+    (`hover`: `point_hover(points)` when the caller has it)."""
+    have = set(table.columns)
+    extra = [c for c in HOVER_COLUMNS if c not in have]
+    hover = point_hover(points) if hover is None else hover
+    picked = columns(hover, [Col.POINT_ID, *extra, HARNESS, HARNESS_VERSION, TOPOLOGY, PARALLELISM])
+    plane = table.join(picked, on=Col.POINT_ID, how="left")
+    return plane.with_columns(_profiled()).join(names, on=Col.ARM_ID, how="left")
 
 
 # The requests the measurement window profiled: the successful ones plus the failed ones.
@@ -136,14 +164,22 @@ PROFILED = "num_requests_profiled"
 
 def profiled_requests() -> pl.Expr:
     """Successful + failed (error rate x total) requests of the profiling window."""
+    return _profiled()
+
+
+@cache
+def _profiled() -> pl.Expr:
     ok = pl.col(Col.NUM_REQUESTS_SUCCESSFUL).cast(pl.Float64)
     failed = (pl.col(Col.ERROR_RATE) * pl.col(Col.NUM_REQUESTS_TOTAL)).round(0)
     return (ok + failed.fill_null(0.0)).cast(pl.Int64).alias(PROFILED)
 
 
-def chart_plane(a: Analysis, points: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
-    """What a chart draws: the analysis rows plus the hover columns and the arm names."""
-    return table_plane(a.table, points, names)
+def chart_plane(
+    a: Analysis, points: pl.DataFrame, names: pl.DataFrame, hover: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """What a chart draws: the analysis rows plus the hover columns and the arm names
+    (`hover`: `point_hover(points)` when the caller has it)."""
+    return table_plane(a.table, points, names, hover)
 
 
 def verdict_points(a: Analysis, points: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:

@@ -44,7 +44,7 @@ from views.baseline import Baseline, Read, build_baseline
 from views.cache import LRU, store_version
 from views.facets import ARM_NAME, Option, arm_names, arm_order, facets, filter_expr
 from views.master_configs import yaml_problem
-from views.planes import chart_plane, verdict_points
+from views.planes import chart_plane, point_hover, verdict_points
 from views.query.affects import DATA_PARTS, Part, fields_affecting, fields_sparing
 from views.query.state import RunView
 
@@ -121,7 +121,11 @@ class RunData:
 
     @cached_property
     def catalog(self) -> pl.DataFrame:
-        """Catalog rows of the view's runs, in the view's order."""
+        """Catalog rows of the view's runs, in the view's order (the same for every filter: made
+        once per runs and store version)."""
+        return self._shared("catalog", RUN_FIELDS, self._catalog)
+
+    def _catalog(self) -> pl.DataFrame:
         runs = self.source.runs()
         order = {r: i for i, r in enumerate(self.view.runs)}
         return (
@@ -230,7 +234,7 @@ class RunData:
     @cached_property
     def arm_order(self) -> dict[str, int]:
         """Arm id -> colour index, stable under filtering (sorted by name)."""
-        return arm_order(self.names)
+        return self._shared("arm_order", RUN_FIELDS, lambda: arm_order(self.names))
 
     @property
     def group_by(self) -> tuple[str, ...]:
@@ -270,17 +274,26 @@ class RunData:
         )
 
     @cached_property
+    def hover(self) -> pl.DataFrame:
+        """The hover columns and labels of the points, which both charts' planes join on."""
+        return self._shared("hover", POINT_FIELDS, lambda: point_hover(self.points))
+
+    @cached_property
     def main_plane(self) -> pl.DataFrame:
         """What the main chart draws: analysis rows plus hover columns."""
         return self._shared(
-            "main_plane", MAIN_FIELDS, lambda: chart_plane(self.analysis, self.points, self.names)
+            "main_plane",
+            MAIN_FIELDS,
+            lambda: chart_plane(self.analysis, self.points, self.names, self.hover),
         )
 
     @cached_property
     def second_plane(self) -> pl.DataFrame:
         """What the second chart draws."""
         return self._shared(
-            "second_plane", SECOND_FIELDS, lambda: chart_plane(self.second, self.points, self.names)
+            "second_plane",
+            SECOND_FIELDS,
+            lambda: chart_plane(self.second, self.points, self.names, self.hover),
         )
 
     @cached_property
@@ -429,9 +442,7 @@ class RunData:
 
     def not_drawn(self, plane: pl.DataFrame) -> list[str]:
         """Why points are missing from a chart (no axis value), so nothing vanishes silently."""
-        bad = plane.filter(
-            pl.col("x").is_null() | pl.col("y").is_null() | (pl.col("x") <= 0) | (pl.col("y") <= 0)
-        )
+        bad = plane.filter(_NOT_DRAWN)
         if bad.height == 0:
             return []
         counts = bad.group_by("reason").len().sort("len", "reason", descending=[True, False])
@@ -442,3 +453,7 @@ class RunData:
         the view."""
         rows = self.points_table.filter(pl.col(Col.POINT_ID) == point_id)
         return rows.row(0, named=True) if rows.height else None
+
+
+# A plane row with no axis value to draw (built once: an expression is immutable).
+_NOT_DRAWN = pl.col("x").is_null() | pl.col("y").is_null() | (pl.col("x") <= 0) | (pl.col("y") <= 0)

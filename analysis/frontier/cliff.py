@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import polars as pl
@@ -162,8 +163,10 @@ def arm_cliffs(
     """
     windows = _windows_polars(frame, arm, params, t_rank)
     post = (windows["__low"] | windows["__slow"] | windows["__errc"]).to_numpy()
-    knee, rows = windows.get_column("knee_conc"), windows.filter(pl.Series(post))
-    evidence = rows.select(_evidence(params)).to_series()
+    knee = windows.get_column("knee_conc")
+    if not post.any():  # what the evidence query gives on no rows
+        return ArmCliffs(knee, post, pl.Series("cliff_evidence", [], dtype=pl.String))
+    evidence = windows.filter(pl.Series(post)).select(_evidence(params)).to_series()
     return ArmCliffs(knee_conc=knee, post=post, evidence=evidence)
 
 
@@ -174,41 +177,57 @@ def _windows_polars(
     load)'s: the per-arm running values (cumulative maximum, shifts, forward fill) are computed
     over the whole column and cut at the arm boundaries, and the per-arm aggregates are keyed
     by one ascending run number marked sorted (polars groups it as slices, no hashing)."""
+    starts = np.r_[True, arm[1:] != arm[:-1]] if len(arm) else np.zeros(0, dtype=np.bool_)
+    runs = np.cumsum(starts, dtype=np.int64)
+    ordered = frame.hstack(
+        [pl.Series("__arm", runs).set_sorted(), _cum_max(frame.get_column("__t"), runs, t_rank)]
+    )
+    for stage in _window_stages(params):
+        ordered = ordered.with_columns(*stage)
+    return ordered.drop("__arm", "__load", "__stops", "__cm", "__best")
+
+
+@lru_cache(maxsize=64)
+def _window_stages(params: CliffParams) -> tuple[tuple[pl.Expr, ...], ...]:
+    """The expressions of `_windows_polars`, one tuple per `with_columns` (each reads the
+    columns of the ones before), built once per set of thresholds."""
     t = pl.col("__t")
     conc = pl.col(Col.CONC)
     arm_col = pl.col("__arm")
     a, same = ["__arm"], ["__load"]
-    starts = np.r_[True, arm[1:] != arm[:-1]] if len(arm) else np.zeros(0, dtype=np.bool_)
-    runs = np.cumsum(starts, dtype=np.int64)
-    ordered = frame.with_columns(
-        pl.Series("__arm", runs).set_sorted(), _cum_max(frame.get_column("__t"), runs, t_rank)
-    )
     in_arm_prev, in_arm_next = arm_col.shift(1) == arm_col, arm_col.shift(-1) == arm_col
     best = pl.when(t == pl.col("__cm")).then(conc)
     owner = pl.when(best.is_not_null()).then(arm_col).forward_fill()
-    ordered = ordered.with_columns(
-        __best=pl.when(owner == arm_col).then(best.forward_fill()),
-        __load=(conc.ne_missing(conc.shift(1)) | ~in_arm_prev.fill_null(False)).cum_sum(),
-    ).with_columns(
-        pl.col("__load").set_sorted(),
-        __prev=pl.when(in_arm_prev).then(pl.col("__cm").shift(1)),
-        __best_conc=pl.when(in_arm_prev).then(pl.col("__best").shift(1)),
-        __stops=pl.when(in_arm_next).then(t.shift(-1)) < t * (1.0 + params.knee_min_gain),
-    )
-    ordered = ordered.with_columns(
-        # "lower concurrency" is strict: repeated concs share the value of their first row.
-        __prev=pl.col("__prev").first().over(same),
-        __best_conc=pl.col("__best_conc").first().over(same),
-        knee_conc=pl.when(pl.col("__stops")).then(conc).min().over(a),
-    )
     knee_ttft = pl.col("__ttft").filter(conc == pl.col("knee_conc")).first().over(a)
-    ordered = ordered.with_columns(__knee_ttft=knee_ttft.fill_null(strategy="zero"))
     past = conc > pl.col("knee_conc")
-    return ordered.with_columns(
-        __low=(past & (t < params.tput_fraction * pl.col("__prev"))).fill_null(False),
-        __slow=(past & (pl.col("__ttft") > _limit(params))).fill_null(False),
-        __errc=(past & (pl.col("__err") > params.error_rate)).fill_null(False),
-    ).drop("__arm", "__load", "__stops", "__cm", "__best")
+    return (
+        (
+            pl.when(owner == arm_col).then(best.forward_fill()).alias("__best"),
+            (conc.ne_missing(conc.shift(1)) | ~in_arm_prev.fill_null(False))
+            .cum_sum()
+            .alias("__load"),
+        ),
+        (
+            pl.col("__load").set_sorted(),
+            pl.when(in_arm_prev).then(pl.col("__cm").shift(1)).alias("__prev"),
+            pl.when(in_arm_prev).then(pl.col("__best").shift(1)).alias("__best_conc"),
+            (pl.when(in_arm_next).then(t.shift(-1)) < t * (1.0 + params.knee_min_gain)).alias(
+                "__stops"
+            ),
+        ),
+        (
+            # "lower concurrency" is strict: repeated concs share the value of their first row.
+            pl.col("__prev").first().over(same).alias("__prev"),
+            pl.col("__best_conc").first().over(same).alias("__best_conc"),
+            pl.when(pl.col("__stops")).then(conc).min().over(a).alias("knee_conc"),
+        ),
+        (knee_ttft.fill_null(strategy="zero").alias("__knee_ttft"),),
+        (
+            (past & (t < params.tput_fraction * pl.col("__prev"))).fill_null(False).alias("__low"),
+            (past & (pl.col("__ttft") > _limit(params))).fill_null(False).alias("__slow"),
+            (past & (pl.col("__err") > params.error_rate)).fill_null(False).alias("__errc"),
+        ),
+    )
 
 
 def _cum_max(t: pl.Series, runs: IntArray, rank: IntArray | None = None) -> pl.Series:
@@ -247,6 +266,7 @@ def _at(col: str) -> pl.Expr:
     )
 
 
+@lru_cache(maxsize=64)
 def _evidence(params: CliffParams) -> pl.Expr:
     t = pl.col("__t")
     limit = _limit(params)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,7 +19,7 @@ import polars as pl
 import pyarrow as pa
 from polars import CompatLevel
 
-from analysis.frontier.codes import dense_codes, gather, key_ranks, spread
+from analysis.frontier.codes import columns, dense_codes, gather, key_ranks, rows_of, spread
 from analysis.frontier.dominance import (
     BoolArray,
     FloatArray,
@@ -84,16 +85,23 @@ def arm_columns(by: Sequence[str]) -> tuple[str, ...]:
 def axis_problems(points: pl.DataFrame, x: str, y: str) -> pl.Series:
     """Why each row cannot go on the x/y plane (null when it can), e.g. 'missing p90_ttft'."""
     bad = np.flatnonzero(points.select(axis_unusable(x, y)).to_series().to_numpy())
-    joined = pl.concat_str(
+    # the strings are built for the unusable rows only
+    reasons = gather(columns(points, dict.fromkeys([x, y])), bad).select(_axis_reasons(x, y))
+    return spread(reasons.to_series(), bad, points.height).alias("excluded_reason")
+
+
+@lru_cache(maxsize=256)
+def _axis_reasons(x: str, y: str) -> pl.Expr:
+    """The reasons `axis_problems` gives, built once per pair of axes."""
+    return pl.concat_str(
         [first_reason(checks) for checks in _axis_checks(x, y)], separator="; ", ignore_nulls=True
     )
-    # the strings are built for the unusable rows only
-    reasons = gather(points.select(*dict.fromkeys([x, y])), bad).select(joined).to_series()
-    return spread(reasons, bad, points.height).alias("excluded_reason")
 
 
+@lru_cache(maxsize=256)
 def axis_unusable(x: str, y: str) -> pl.Expr:
-    """True where a row cannot go on the x/y plane (where `axis_problems` names a reason)."""
+    """True where a row cannot go on the x/y plane (where `axis_problems` names a reason);
+    built once per pair of axes (an expression is immutable)."""
     conds = [cond for checks in _axis_checks(x, y) for cond, _ in checks]
     return pl.any_horizontal(conds).fill_null(False)
 
@@ -101,19 +109,20 @@ def axis_unusable(x: str, y: str) -> pl.Expr:
 Check = tuple[pl.Expr, pl.Expr]  # (condition, the reason it gives when it holds)
 
 
-def _axis_checks(x: str, y: str) -> list[list[Check]]:
+@lru_cache(maxsize=256)
+def _axis_checks(x: str, y: str) -> tuple[tuple[Check, ...], ...]:
     """Per axis column, its checks in order (the first that holds is the column's reason)."""
     out = []
     for col in dict.fromkeys([x, y]):
         v = pl.col(col).cast(pl.Float64)
         out.append(
-            [
+            (
                 (v.is_null() | v.is_nan(), pl.lit(f"missing {col}")),
                 (v.is_infinite(), pl.lit(f"non-finite {col}")),
                 (v <= 0, pl.format(f"non-positive {col} ({{}})", v)),
-            ]
+            )
         )
-    return out
+    return tuple(out)
 
 
 def first_reason(checks: Sequence[Check]) -> pl.Expr:
@@ -225,16 +234,16 @@ class ArmSets:
         """Hash the arm columns once; groups are coded on one row per arm."""
         arm_by = list(arm_columns(by))
         arm, arm_first = dense_codes(points, arm_by)
-        arm_keys = gather(points.select(arm_by), arm_first)
+        arm_keys = gather(columns(points, arm_by), arm_first)
         group_of_arm, group_first = dense_codes(arm_keys, list(by))
         # one row per group (no key columns when `by` is empty: one group)
-        group_keys = gather(arm_keys.select(list(by)), group_first, len(group_first))
+        group_keys = gather(columns(arm_keys, list(by)), group_first, len(group_first))
         return cls(
             arm=arm,
             group=group_of_arm[arm],
             arm_first=arm_first,
-            arm_keys=arm_keys.with_columns(pl.Series("__rank", key_ranks(arm_keys))),
-            group_keys=group_keys.with_columns(pl.Series("__rank", key_ranks(group_keys))),
+            arm_keys=arm_keys.hstack([pl.Series("__rank", key_ranks(arm_keys))]),
+            group_keys=group_keys.hstack([pl.Series("__rank", key_ranks(group_keys))]),
         )
 
 
@@ -310,7 +319,7 @@ def dominated_lists(front_ids: pl.Series, lo: IntArray, counts: IntArray) -> pl.
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     flat = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1] - lo, counts)
-    values = front_ids.gather(flat).to_arrow(compat_level=CompatLevel.newest())
+    values = rows_of(front_ids, flat).to_arrow(compat_level=CompatLevel.newest())
     if offsets[-1] < _LIST_OFFSETS_32:  # polars takes 32-bit offsets as they are, no cast
         return pl.Series("dominated_by", pa.ListArray.from_arrays(offsets.astype(np.int32), values))
     arr = pa.LargeListArray.from_arrays(pa.array(offsets), values)

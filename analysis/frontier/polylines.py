@@ -19,7 +19,7 @@ from typing import overload
 import numpy as np
 import polars as pl
 
-from analysis.frontier.codes import gather
+from analysis.frontier.codes import columns, gather, rows_of
 from analysis.frontier.dominance import IntArray, order_by
 from ingest.contract.col import Col
 
@@ -161,10 +161,10 @@ class FrontierSet(Sequence[Frontier]):
         labels: pl.Series | None,
     ) -> None:
         self._cols = cols
-        self._ids = cols.ids.gather(at)
-        self._xs = cols.xs.gather(at)
-        self._ys = cols.ys.gather(at)
-        self._concs = cols.concs.gather(at) if cols.concs is not None else None
+        self._ids = rows_of(cols.ids, at)
+        self._xs = rows_of(cols.xs, at)
+        self._ys = rows_of(cols.ys, at)
+        self._concs = rows_of(cols.concs, at) if cols.concs is not None else None
         self._starts = np.r_[starts, len(at)].astype(np.int64)
         self._keys = keys
         self._key_cols = tuple(keys.columns)
@@ -269,11 +269,11 @@ def polylines(cols: PolylineColumns, lines: LineSet) -> FrontierSet:
     rs, xr = rank[order], x_rank[order]
     if bool(((rs[1:] == rs[:-1]) & (xr[1:] == xr[:-1])).any()):
         # equal x in one frontier (duplicate points): the point id breaks the tie
-        tied = pl.DataFrame({"r": rank, "x": x_rank, "id": cols.ids.gather(rows)})
+        tied = pl.DataFrame({"r": rank, "x": x_rank, "id": rows_of(cols.ids, rows)})
         order = tied.with_row_index("i").sort("r", "x", "id", maintain_order=True)["i"].to_numpy()
         rs = rank[order]
     at = rows[order]
     starts = np.flatnonzero(np.r_[True, rs[1:] != rs[:-1]])
-    first = gather(keys.select(key_cols), codes[order][starts])
-    labels = cols.labels.gather(at[starts]) if arm and cols.labels is not None else None
+    first = gather(columns(keys, key_cols), codes[order][starts])
+    labels = rows_of(cols.labels, at[starts]) if arm and cols.labels is not None else None
     return FrontierSet(cols, at, starts, first, labels)

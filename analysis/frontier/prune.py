@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -19,11 +20,13 @@ import polars as pl
 
 from analysis.frontier.cliff import CliffParams, arm_cliffs, cliff_frame
 from analysis.frontier.codes import (
+    columns,
     dense_codes,
     gather,
     key_ranks,
     load_values,
     nulls_last_key,
+    rows_of,
     spread,
 )
 from analysis.frontier.dominance import BoolArray, IntArray, dense, order_by
@@ -167,22 +170,26 @@ def _placeable_masks(
     points: pl.DataFrame, x: str, y: str, max_error_rate: float
 ) -> tuple[BoolArray, BoolArray]:
     """(`invalid_mask(..., errors=False)`, the error-rate check) in one pass, input order."""
-    (error, _), *rest = _run_checks(max_error_rate)
-    unplaceable = pl.any_horizontal(axis_unusable(x, y), *(cond for cond, _ in rest))
-    masks = points.select(
-        unplaceable.fill_null(False).alias("u"), error.fill_null(False).alias("f")
-    )
+    masks = points.select(*_placeable_exprs(x, y, max_error_rate))
     return masks.get_column("u").to_numpy(), masks.get_column("f").to_numpy()
 
 
-def _run_checks(max_error_rate: float) -> list[Check]:
+@lru_cache(maxsize=256)
+def _placeable_exprs(x: str, y: str, max_error_rate: float) -> tuple[pl.Expr, pl.Expr]:
+    (error, _), *rest = _run_checks(max_error_rate)
+    unplaceable = pl.any_horizontal(axis_unusable(x, y), *(cond for cond, _ in rest))
+    return unplaceable.fill_null(False).alias("u"), error.fill_null(False).alias("f")
+
+
+@lru_cache(maxsize=256)
+def _run_checks(max_error_rate: float) -> tuple[Check, ...]:
     """The checks of how a point's benchmark went (each names its own reason); the error-rate
     check first (a point past its arm's knee with a high error rate is post-cliff instead)."""
     err = pl.col(Col.ERROR_RATE)
-    return [
+    return (
         (err > max_error_rate, pl.format(f"error rate {{}} > {max_error_rate:g}", err.round(3))),
         (pl.col(Col.NUM_REQUESTS_SUCCESSFUL) == 0, pl.lit("no successful requests")),
-    ]
+    )
 
 
 # verdict codes (index into _VERDICTS)
@@ -229,14 +236,16 @@ def analyze_points(
     better(x), better(y)  # raise early on a non-metric axis
     x, y, group_by = str(x), str(y), tuple(str(c) for c in group_by)
     cliff = _cliff_throughput(points, y, cliff)
-    ident = [c for c in (*IDENTITY_COLUMNS, *CONTEXT_COLUMNS) if c in points.columns]
+    have = set(points.columns)
+    ident = [c for c in (*IDENTITY_COLUMNS, *CONTEXT_COLUMNS) if c in have]
     # The judgement works on integer codes and numpy arrays in output order; the identity
     # columns are gathered once, at the end.
     sets = ArmSets.of(points, group_by)
     order, arm_ordered = _output_order(points, sets, [c for c in group_by if c in ident])
     v = _judge_rows(points, sets, order, arm_ordered, x, y, cliff, max_error_rate, slo)
-    axes = [pl.col(x).cast(pl.Float64).alias("x"), pl.col(y).cast(pl.Float64).alias("y")]
-    table = gather(points.select(*ident, *axes), order).hstack(
+    axes = [points.get_column(c).cast(pl.Float64).alias(a) for c, a in ((x, "x"), (y, "y"))]
+    picked = columns(points, ident).hstack(axes) if ident else pl.DataFrame(axes)
+    table = gather(picked, order).hstack(
         _verdict_columns(points, order, v, x, y, max_error_rate, max_dominated_by, slo)
     )
     lines = frontier_lines(v.judgement, v.judged_rows, sets, PolylineColumns.of(points, x, y))
@@ -387,14 +396,19 @@ def _verdict_columns(
     listed = counts if max_dominated_by is None else np.minimum(counts, max_dominated_by)
     front_rows = v.judged_rows[j.front]
     checks = [x, y, Col.ERROR_RATE, Col.NUM_REQUESTS_SUCCESSFUL]
-    texts = ReasonTexts(
-        invalid_at=v.invalid_at,
-        invalid=invalid_reasons(
-            gather(points.select(*dict.fromkeys(checks)), order[v.invalid_at]),
+    invalid = (
+        invalid_reasons(
+            gather(columns(points, dict.fromkeys(checks)), order[v.invalid_at]),
             x,
             y,
             max_error_rate,
-        ),
+        )
+        if len(v.invalid_at)
+        else pl.Series("invalid", [], dtype=pl.String)  # what the query gives on no rows
+    )
+    texts = ReasonTexts(
+        invalid_at=v.invalid_at,
+        invalid=invalid,
         post_at=v.post_at,
         post=v.evidence,
         slo_at=v.slo_at,
@@ -402,7 +416,7 @@ def _verdict_columns(
         dominators=dominator_descriptions(points, x, y, front_rows, v.judged_rows),
     )
     return [
-        pl.Series("verdict", [c.value for c in _VERDICTS]).gather(v.code),
+        rows_of(pl.Series("verdict", [c.value for c in _VERDICTS]), v.code),
         pl.Series("on_arm_frontier", on_arm),
         texts.reasons(v.code == _FRONTIER, (v.code == _DOMINATED) & (counts > 0), lo, counts),
         dominated_lists(points.get_column(Col.POINT_ID).gather(front_rows), lo, listed),
@@ -419,12 +433,12 @@ def _output_order(
     conc, then input row, wherever they are)."""
     cols = list(dict.fromkeys([*group_cols, Col.ARM_LABEL]))
     labels = points.get_column(Col.ARM_LABEL)
-    per_arm = bool(labels.gather(sets.arm_first[sets.arm]).eq_missing(labels).all())
+    per_arm = bool(rows_of(labels, sets.arm_first[sets.arm]).eq_missing(labels).all())
     if per_arm:  # one label per arm (as ingest writes them): rank the arms, not the rows
-        key = key_ranks(gather(points.select(cols), sets.arm_first))[sets.arm]
+        key = key_ranks(gather(columns(points, cols), sets.arm_first))[sets.arm]
     else:
         codes, first = dense_codes(points, cols)
-        key = key_ranks(gather(points.select(cols), first))[codes]
+        key = key_ranks(gather(columns(points, cols), first))[codes]
     return order_by(key, nulls_last_key(load_values(points))), per_arm
 
 

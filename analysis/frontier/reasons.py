@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from analysis.frontier.codes import gather
+from analysis.frontier.codes import columns, gather, rows_of
 from analysis.frontier.dominance import BoolArray, IntArray, sorted_distinct
 from ingest.contract.col import Col
 
@@ -30,11 +30,11 @@ def dominator_descriptions(
     the description is that row's.
     """
     ids = points.get_column(Col.POINT_ID)
-    front_ids = ids.gather(front_rows)
+    front_ids = rows_of(ids, front_rows)
     rows = front_rows
     hits = int(np.count_nonzero(ids.is_in(front_ids.implode()).to_numpy()[judged_rows]))
     if front_ids.n_unique() != len(front_ids) or hits != len(front_ids):
-        judged = pl.DataFrame({"id": ids.gather(judged_rows), "row": judged_rows})
+        judged = pl.DataFrame({"id": rows_of(ids, judged_rows), "row": judged_rows})
         first = judged.sort("row").unique("id", keep="first", maintain_order=True)
         rows = (
             pl.DataFrame({"id": front_ids})
@@ -45,7 +45,7 @@ def dominator_descriptions(
     desc = pl.format(
         "{} c{} ({}, {})", Col.ARM_LABEL, Col.CONC, _fmt(pl.col(x), 2), _fmt(pl.col(y), 1)
     )
-    cols = points.select(*dict.fromkeys([Col.ARM_LABEL, Col.CONC, x, y]))
+    cols = columns(points, dict.fromkeys([Col.ARM_LABEL, Col.CONC, x, y]))
     return gather(cols, rows).select(desc).to_series()
 
 
@@ -100,9 +100,9 @@ class ReasonTexts:
         # about half the rows repeat another's (head, more): build each text once, then gather
         texts, at = _distinct(head * len(suffix) + more)
         parts = pl.DataFrame(
-            {"h": heads.gather(texts // len(suffix)), "s": suffix.gather(texts % len(suffix))}
+            {"h": rows_of(heads, texts // len(suffix)), "s": rows_of(suffix, texts % len(suffix))}
         )
-        return parts.select(pl.concat_str("h", "s")).to_series().gather(at).alias("reason")
+        return rows_of(parts.select(pl.concat_str("h", "s")).to_series(), at).alias("reason")
 
 
 def _distinct(keys: IntArray) -> tuple[IntArray, IntArray]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from functools import cache, lru_cache
 from typing import Any
 
 import polars as pl
@@ -198,12 +199,13 @@ def _count(col: str) -> pl.Expr:
     return pl.col(col).cast(pl.Int64).cast(pl.String).fill_null("–")
 
 
-def _requests(rows: pl.DataFrame) -> pl.Expr:
+def _requests(profiled: bool) -> pl.Expr:
     """`43/47 · 4 warm-up, not profiled`: successful of the total the file states, as integers,
-    and the requests the measurement window left out (AgentX totals count warm-up records)."""
+    and the requests the measurement window left out (AgentX totals count warm-up records;
+    `profiled`: the rows have `num_requests_profiled`)."""
     total = pl.col(Col.NUM_REQUESTS_TOTAL)
     text = pl.format("{}/{}", _count(Col.NUM_REQUESTS_SUCCESSFUL), _count(Col.NUM_REQUESTS_TOTAL))
-    if "num_requests_profiled" not in rows.columns:
+    if not profiled:
         return text
     left_out = (total.cast(pl.Int64) - pl.col("num_requests_profiled").cast(pl.Int64)).fill_null(0)
     return (
@@ -216,6 +218,24 @@ def _requests(rows: pl.DataFrame) -> pl.Expr:
 def customdata_exprs(rows: pl.DataFrame, compact: bool = False) -> list[pl.Expr]:
     """The hover fields of a row as expressions `c0`..`c9`, escaped (see `hovertemplate` for
     their order; compact leaves the why and the config empty)."""
+    have = set(rows.columns)
+    return list(
+        _customdata(
+            name_column(rows),
+            HARNESS in have,
+            "num_requests_profiled" in have,
+            PARALLELISM in have and TOPOLOGY in have,
+            compact,
+        )
+    )
+
+
+@cache
+def _customdata(
+    name_col: str, harness_known: bool, profiled: bool, topology: bool, compact: bool
+) -> tuple[pl.Expr, ...]:
+    """`customdata_exprs` for rows with these columns, built once per kind of rows (an
+    expression is immutable)."""
     al = pl.col(Col.AL_MEASURED).cast(pl.Float64)
     al_text = (
         pl.when(al.is_null())
@@ -237,7 +257,7 @@ def customdata_exprs(rows: pl.DataFrame, compact: bool = False) -> list[pl.Expr]
     gpus = pl.format("{} GPUs", pl.col(Col.NUM_GPUS).cast(pl.String).fill_null("?"))
     harness = (
         [inert_expr(pl.concat_str([pl.col(HARNESS), pl.col(HARNESS_VERSION)], separator=" ", ignore_nulls=True))]
-        if HARNESS in rows.columns
+        if harness_known
         else []
     )  # fmt: skip
     config = pl.concat_str(
@@ -246,13 +266,13 @@ def customdata_exprs(rows: pl.DataFrame, compact: bool = False) -> list[pl.Expr]
         separator=" · ",
     )
     fields = [
-        inert_expr(pl.col(Col.POINT_ID)), inert_expr(pl.col(Col.RUN_ID)), inert_expr(pl.col(name_column(rows))),
+        inert_expr(pl.col(Col.POINT_ID)), inert_expr(pl.col(Col.RUN_ID)), inert_expr(pl.col(name_col)),
         pl.col(Col.CONC).cast(pl.String).fill_null(""), inert_expr(pl.col("verdict")), inert_expr(pl.col("reason")),
-        _requests(rows),
+        _requests(profiled),
         _num(Col.ERROR_RATE, 3), al_text.fill_null("not measured"), config.str.replace_all(" ·  · ", " · ", literal=True),
     ]  # fmt: skip
     # 10: the parallelism label and every topology field (issue 14, item 5)
-    if PARALLELISM in rows.columns and TOPOLOGY in rows.columns:
+    if topology:
         fields.append(
             pl.format("{}: {}", inert_expr(pl.col(PARALLELISM)), inert_expr(pl.col(TOPOLOGY)))
         )
@@ -260,12 +280,18 @@ def customdata_exprs(rows: pl.DataFrame, compact: bool = False) -> list[pl.Expr]
         fields.append(pl.lit(""))
     if compact:
         fields[5] = fields[9] = fields[10] = pl.lit("")
-    return [e.alias(f"c{i}") for i, e in enumerate(fields)]
+    return tuple(e.alias(f"c{i}") for i, e in enumerate(fields))
 
 
 def _symbol_expr(run_index: dict[str, int]) -> pl.Expr:
+    return _symbols(tuple(run_index.items()))
+
+
+@lru_cache(maxsize=256)  # keyed by the URL's runs: bounded
+def _symbols(run_index: tuple[tuple[str, int], ...]) -> pl.Expr:
+    """`_symbol_expr`, built once per set of runs."""
     base = pl.col(Col.RUN_ID).replace_strict(
-        {r: RUN_SYMBOLS[i % len(RUN_SYMBOLS)] for r, i in run_index.items()},
+        {r: RUN_SYMBOLS[i % len(RUN_SYMBOLS)] for r, i in run_index},
         default=RUN_SYMBOLS[0],
         return_dtype=pl.String,
     )
@@ -278,6 +304,7 @@ def _symbol_expr(run_index: dict[str, int]) -> pl.Expr:
     )  # fmt: skip
 
 
+@lru_cache(maxsize=16)
 def _label_expr(mode: str) -> pl.Expr:
     if mode == "parallelism":
         return inert_expr(pl.col(PARALLELISM))
@@ -388,11 +415,16 @@ def line_trace(
 
 
 def drawable(plane: pl.DataFrame, frontier_only: bool) -> pl.DataFrame:
-    x, y = pl.col("x"), pl.col("y")
-    rows = plane.filter(x.is_not_null() & y.is_not_null() & (x > 0) & (y > 0))
+    rows = plane.filter(_DRAWABLE)
     if frontier_only:
-        rows = rows.filter((pl.col("verdict") == "frontier") | pl.col("on_arm_frontier"))
+        rows = rows.filter(_ON_A_FRONTIER)
     return rows
+
+
+_DRAWABLE = (
+    pl.col("x").is_not_null() & pl.col("y").is_not_null() & (pl.col("x") > 0) & (pl.col("y") > 0)
+)
+_ON_A_FRONTIER = (pl.col("verdict") == "frontier") | pl.col("on_arm_frontier")
 
 
 def legend_trace(
