@@ -24,14 +24,15 @@ from views.tables import compare_table
 from views.unknown_runs import not_found_text, requested_runs
 
 
-def compare_figure(data: CompareData) -> Any:
-    """The overlay chart of a comparison."""
-    v = data.view
-    fig = data.memo("figure", lambda: compare.compare_figure(
+def compare_figure(data: CompareData, view: CompareView | None = None) -> Any:
+    """The overlay chart of a comparison as `view` (by default the data's own) shows it: the
+    data is kept for every view that differs only in its log axes, so the axes are the view's."""
+    v = view or data.view
+    fig = data.memo(f"figure|{v.logx}|{v.logy}", lambda: compare.compare_figure(
         data.plane, data.analysis.arm_frontiers, base=data.base_id, candidate=v.candidate or "",
         x=v.x, y=v.y, arm_order=data.arm_order, logx=v.logx, logy=v.logy,
     ))  # fmt: skip
-    # The figure is built once per comparison; a palette repaints a copy of it.
+    # The figure is built once per comparison and axes; a palette repaints a copy of it.
     return fig if v.palette == "okabe" else style.repaint(copy.deepcopy(fig), v.palette)
 
 
@@ -91,7 +92,7 @@ def body(app: AppContext, view: CompareView) -> list[Any]:
             [
                 dcc.Graph(
                     id=Id.COMPARE_CHART,
-                    figure=compare_figure(data),
+                    figure=compare_figure(data, view),
                     config=GRAPH_CONFIG,
                     style={"height": "470px"},
                 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -227,6 +228,34 @@ def test_compare_figure_dashes_the_base(source: DataSource) -> None:
     assert sorted({t.name.rsplit(" · ", 1)[1] for t in _data(fig) if t.mode == "markers"}) == [
         "base",
         "candidate",
+    ]
+
+
+def test_the_compare_chart_has_the_log_axes_of_the_page_asked_for(tmp_path: Path) -> None:
+    """A comparison's data is kept for every view that differs only in its log axes: a page
+    opened with log y, then the same page without it (or with log x), draws each its own axes,
+    whichever was asked for first."""
+    from dashboard.pages import compare as page
+    from tests.dashboard.conftest import build_store
+    from views.query.state import CompareView
+
+    source = DataSource(build_store(tmp_path / "store"))
+    plain = CompareView(base="dsr1", candidate="dsr1-rerun")
+    views = (
+        plain.model_copy(update={"logy": True}),
+        plain,
+        plain.model_copy(update={"logx": True}),
+    )
+    got = []
+    for view in views:
+        data = source.compare_data(view)
+        assert data is source.compare_data(plain)  # one comparison for the three
+        layout = page.compare_figure(data, view)["layout"]
+        got.append((layout["xaxis"]["type"], layout["yaxis"]["type"], layout["yaxis"]["rangemode"]))
+    assert got == [
+        ("linear", "log", "normal"),
+        ("linear", "linear", "tozero"),
+        ("log", "linear", "tozero"),
     ]
 
 
