@@ -221,6 +221,11 @@ def gunicorn_command(host: str, port: int, workers: int, threads: int) -> list[s
         "120",
         "--graceful-timeout",
         "10",
+        # A page's callbacks are POSTs sent after the user has looked at the page for a while;
+        # gunicorn's 2 s closes the idle connection first, and a POST sent as it closes fails
+        # (browsers retry only idempotent requests). 75 s, as nginx keeps client connections.
+        "--keep-alive",
+        "75",
         "paretolens.wsgi:server",
     ]
 

@@ -133,6 +133,8 @@ def test_the_gunicorn_command_line() -> None:
         "120",
         "--graceful-timeout",
         "10",
+        "--keep-alive",
+        "75",
         "paretolens.wsgi:server",
     ]
     assert cmd[0] == sys.executable
