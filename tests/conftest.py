@@ -59,6 +59,7 @@ _FAST_IN_SLOW_DIRS = (
     "tests/runner/test_plan.py",
     "tests/runner/test_sources.py",
     "tests/benchmarks/test_inferencex_dump.py",
+    "tests/benchmarks/test_team_rounds.py",
 )
 
 
