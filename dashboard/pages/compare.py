@@ -24,10 +24,11 @@ from views.tables import compare_table
 from views.unknown_runs import not_found_text, requested_runs
 
 
-def compare_figure(data: CompareData, view: CompareView | None = None) -> Any:
-    """The overlay chart of a comparison as `view` (by default the data's own) shows it: the
-    data is kept for every view that differs only in its log axes, so the axes are the view's."""
-    v = view or data.view
+def compare_figure(data: CompareData, view: CompareView) -> Any:
+    """The overlay chart of a comparison as `view` shows it: the data is kept for every view
+    that differs only in its log axes (its own view is the first one's), so the axes are the
+    view's."""
+    v = view
     fig = data.memo(f"figure|{v.logx}|{v.logy}", lambda: compare.compare_figure(
         data.plane, data.analysis.arm_frontiers, base=data.base_id, candidate=v.candidate or "",
         x=v.x, y=v.y, arm_order=data.arm_order, logx=v.logx, logy=v.logy,

@@ -466,8 +466,9 @@ def answer_scope(app: AppContext) -> bytes:
     """What the answers a server process computes depend on besides their arguments and the
     store version: this code (every module's name, size and time of the packages the pages are
     built from), the settings (their names and values, a secret only as whether one is set) and
-    the store (its place and its table's id). Processes of one deployment agree on it; another version of paretolens, or a
-    server with other settings sharing the state directory, does not."""
+    the store (its place and its table's id). Processes of one deployment agree on it; another
+    version of paretolens, or a server with other settings sharing the state directory, does
+    not."""
     import analysis
     import dashboard
     import ingest

@@ -55,6 +55,21 @@ def _app(store: Store | Path, settings: Settings, answer_bytes: int, mp: Any) ->
     return create_app(store, settings, golden_dir=GOLDEN_AL_DIR)
 
 
+def _counted_calls(mp: Any) -> list[str]:
+    """The names of the chart callbacks run from now on, counted as the apps register them
+    (the methods themselves run as they are)."""
+    calls: list[str] = []
+    for name in ("on_controls", "on_second"):
+        method = getattr(run_page.RunCallbacks, name)
+
+        def counted(self: Any, *args: Any, _name: str = name, _method: Any = method) -> Any:
+            calls.append(_name)
+            return _method(self, *args)
+
+        mp.setattr(run_page.RunCallbacks, name, counted)
+    return calls
+
+
 def _answers(client: Any, bodies: list[dict[str, Any]]) -> list[tuple[int, bytes]]:
     return [(r.status_code, r.data) for r in (client.post(UPDATE, json=b) for b in bodies)]
 
@@ -82,15 +97,7 @@ def test_cached_answers_are_the_bytes_computed_afresh(
     many control changes of several runs (the load test's, a fixed seed), each posted twice
     to the caching app (computed, then found), every answer is the same bytes as the other
     app's, and the second post of each was answered from the cache."""
-    calls: list[str] = []
-    for name in ("on_controls", "on_second"):  # counted as the apps register them
-        method = getattr(run_page.RunCallbacks, name)
-
-        def counted(self: Any, *args: Any, _name: str = name, _method: Any = method) -> Any:
-            calls.append(_name)
-            return _method(self, *args)
-
-        monkeypatch.setattr(run_page.RunCallbacks, name, counted)
+    calls = _counted_calls(monkeypatch)
     fresh = _app(store, settings, 0, monkeypatch).server.test_client()
     cached = _app(store, settings, BYTES, monkeypatch).server.test_client()
     rng = random.Random(5)
@@ -198,15 +205,7 @@ def test_server_processes_answer_from_what_the_others_computed(
     memory): what one computed, the other answers from the shared files without running the
     callbacks, the same bytes as an app that caches nothing; an app with other settings over
     the same directory shares nothing with them."""
-    calls: list[str] = []
-    for name in ("on_controls", "on_second"):
-        method = getattr(run_page.RunCallbacks, name)
-
-        def counted(self: Any, *args: Any, _name: str = name, _method: Any = method) -> Any:
-            calls.append(_name)
-            return _method(self, *args)
-
-        monkeypatch.setattr(run_page.RunCallbacks, name, counted)
+    calls = _counted_calls(monkeypatch)
     shared = settings.model_copy(update={"state_dir": tmp_path / "state"})
     fresh = _app(store, settings, 0, monkeypatch).server.test_client()
     one = _app(store, shared, BYTES, monkeypatch).server.test_client()

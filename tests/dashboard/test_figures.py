@@ -222,7 +222,8 @@ def test_compare_figure_dashes_the_base(source: DataSource) -> None:
     from dashboard.pages.compare import compare_figure
     from views.query.state import CompareView
 
-    fig = compare_figure(source.compare_data(CompareView(base="dsr1", candidate="dsr1-rerun")))
+    view = CompareView(base="dsr1", candidate="dsr1-rerun")
+    fig = compare_figure(source.compare_data(view), view)
     dashes = {t.line.dash for t in _data(fig) if t.mode == "lines"}
     assert dashes == {"dash", "solid"}
     assert sorted({t.name.rsplit(" · ", 1)[1] for t in _data(fig) if t.mode == "markers"}) == [

@@ -66,15 +66,15 @@ def test_the_compare_chart_takes_the_palette_of_its_url(source: DataSource) -> N
     hc, notes = CompareView.parse(query + "&palette=contrast")
     assert notes == [] and hc.palette == "contrast"
     assert CompareView.parse(hc.query())[0] == hc  # the URL round-trips
-    arms = _colours(compare_figure(source.compare_data(base))) & set(style.PALETTE)
+    arms = _colours(compare_figure(source.compare_data(base), base)) & set(style.PALETTE)
     assert arms  # Okabe-Ito by default
-    repainted = _colours(compare_figure(source.compare_data(hc)))
+    repainted = _colours(compare_figure(source.compare_data(hc), hc))
     index = {c: i for i, c in enumerate(style.PALETTE)}
     mapped = {style.HIGH_CONTRAST[index[c] % 9] for c in arms}
     assert mapped <= repainted and (arms - mapped) & repainted == set()
     # The figure is built once per comparison: a palette repaints a copy, the default stays.
-    assert _colours(compare_figure(source.compare_data(base))) & set(style.PALETTE) == arms
-    assert _colours(compare_figure(source.compare_data(hc))) == repainted
+    assert _colours(compare_figure(source.compare_data(base), base)) & set(style.PALETTE) == arms
+    assert _colours(compare_figure(source.compare_data(hc), hc)) == repainted
     bad, notes = CompareView.parse(query + "&palette=neon")
     assert bad.palette == "okabe" and len(notes) == 1 and "palette" in notes[0]
 
