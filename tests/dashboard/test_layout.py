@@ -105,6 +105,15 @@ def test_the_index_grid_shows_every_column_at_1400_px(driver: Any, live_url: str
     assert off == []
 
 
+# Whether the element's centre is its own to click (no other element, such as the sticky top
+# bar, lies over it there).
+_UNCOVERED = """
+const r = arguments[0].getBoundingClientRect();
+const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+return top !== null && arguments[0].contains(top);
+"""
+
+
 def test_dropdown_menus_stay_inside_the_window(driver: Any, live_url: str) -> None:
     driver.set_window_size(1400, 900)
     open_page(driver, f"{live_url}/inference?unofficialRun=dsr1")
@@ -112,6 +121,9 @@ def test_dropdown_menus_stay_inside_the_window(driver: Any, live_url: str) -> No
     outside = []
     for button in driver.find_elements(By.CSS_SELECTOR, "button.dash-dropdown[id]"):
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+        # clicked once nothing covers it: the page may still be scrolling or taking over its
+        # static charts, when the sticky top bar can sit on the button for a moment
+        wait(driver, lambda d, b=button: d.execute_script(_UNCOVERED, b))
         button.click()
         menu = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".dash-dropdown-content"))
         right, width = driver.execute_script(
